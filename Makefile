@@ -1,0 +1,64 @@
+# IOGate: two entry points do all set-up on a fresh Debian 12 machine (as root):
+#   make accept   acceptance suite on the lab (default: embedded local lab) + Allure report
+#   make check    the suite's own self-tests
+SHELL := /bin/bash
+PY_BOOT ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+PY := $(VENV)/bin/python
+LAB ?= labs/local.yaml
+PROFILE ?= smoke
+CRITERIA ?= criteria/poc.yaml
+RESULTS ?= allure-results
+REPORT ?= allure-report
+PYTEST_ARGS ?=
+APT_PACKAGES := fio xfsprogs btrfs-progs nbdkit duperemove chromium openssh-server iproute2 util-linux
+STAMP := $(VENV)/.installed
+
+.PHONY: setup apt venv allure-cli accept check report bench lint cleanup clean
+
+setup: apt $(STAMP) allure-cli
+
+# Only calls apt when a command is missing, so a warm machine skips it.
+apt:
+	@missing=""; \
+	for c in fio:fio mkfs.xfs:xfsprogs mkfs.btrfs:btrfs-progs nbdkit:nbdkit duperemove:duperemove \
+	         chromium:chromium sshd:openssh-server ip:iproute2 losetup:util-linux; do \
+	  cmd=$${c%%:*}; pkg=$${c##*:}; \
+	  command -v $$cmd >/dev/null 2>&1 || [ -x /usr/sbin/$$cmd ] || missing="$$missing $$pkg"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing apt packages:$$missing"; \
+	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
+	fi
+
+$(STAMP): requirements.txt
+	@[ -x $(PY) ] || $(PY_BOOT) -m venv $(VENV)
+	$(PY) -m pip install -q --disable-pip-version-check -r requirements.txt
+	@touch $(STAMP)
+
+allure-cli:
+	@allure --version 2>/dev/null | grep -q '^3\.' || npm install -g --no-fund --no-audit allure@3
+
+accept: setup
+	@rm -rf $(RESULTS); mkdir -p $(RESULTS)
+	$(PY) -m pytest tests --lab $(LAB) --profile $(PROFILE) --criteria $(CRITERIA) \
+	    --alluredir $(RESULTS) $(PYTEST_ARGS); rc=$$?; \
+	$(MAKE) --no-print-directory report; exit $$rc
+
+report:
+	@$(PY) -m iogate report --results $(RESULTS) --report $(REPORT)
+
+check: setup lint
+	$(PY) -m pytest selftests $(PYTEST_ARGS)
+
+lint:
+	$(VENV)/bin/ruff check iogate fixtures plugins criteria tests selftests conftest.py
+
+bench: setup
+	$(PY) -m iogate.bench.overhead
+
+cleanup: $(STAMP)
+	$(PY) -m iogate cleanup
+
+clean:
+	rm -rf $(RESULTS) $(REPORT) .pytest_cache

@@ -1,0 +1,1 @@
+"""Array drivers: the array side of a lab (volumes, mappings, data services)."""

@@ -1,0 +1,86 @@
+"""The ArrayDriver protocol every array (local, linux_target, static, vendors) fills.
+
+Drivers declare their capabilities; a test whose event or reset the driver cannot
+do is skipped with a reason naming the driver and the capability.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, ClassVar, Protocol
+
+from pydantic import BaseModel
+
+from iogate.lab import DeviceIdentity, QoS
+
+
+class Capability(StrEnum):
+    SNAPSHOT = "snapshot"  # create/delete a point-in-time copy of a volume
+    RESTORE = "restore"  # roll a volume back to a snapshot (state reset between tests)
+    DEDUPE = "dedupe"  # run a deduplication pass on demand
+    COMPRESSION = "compression"
+    REPLICATE = "replicate"  # initial sync of a replica during load
+    MIRROR = "mirror"  # synchronous mirror attach/detach
+    QOS = "qos"  # per-volume IOPS / bandwidth caps (also the degrade event)
+
+
+@dataclass(frozen=True)
+class Volume:
+    """A volume the array created for this run.
+
+    `identity` is what initiators verify before writing; `export` holds what a
+    connector needs to reach it (a loop device path, a target IQN, an NQN...).
+    """
+
+    name: str
+    size_bytes: int
+    identity: DeviceIdentity
+    export: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    name: str
+    volume: str
+    export: dict[str, Any] = field(default_factory=dict)
+
+
+class ArrayDriver(Protocol):
+    """What the suite needs from an array. Errors raise iogate.errors.ArrayError."""
+
+    Options: ClassVar[type[BaseModel]]
+    capabilities: ClassVar[frozenset[Capability]]
+
+    def setup(self) -> None:
+        """Prepare the array for a run (pools, ports); journalled in the ledger."""
+
+    def facts(self) -> dict[str, str]:
+        """Driver, model, firmware... for the report's environment."""
+
+    def create_volume(self, name: str, size_bytes: int, qos: QoS | None = None) -> Volume: ...
+
+    def delete_volume(self, volume: Volume) -> None: ...
+
+    def list_volumes(self) -> list[Volume]: ...
+
+    def set_qos(self, volume: Volume, qos: QoS | None) -> None: ...
+
+    def snapshot_create(self, volume: Volume, name: str) -> Snapshot: ...
+
+    def snapshot_delete(self, snapshot: Snapshot) -> None: ...
+
+    def snapshot_restore(self, volume: Volume, snapshot: Snapshot) -> None: ...
+
+    def dedupe_run(self) -> dict[str, Any]:
+        """Run one dedupe pass to completion; returns evidence (bytes reclaimed...)."""
+
+    def replicate(self, volume: Volume) -> dict[str, Any]:
+        """Make a full replica of the volume (initial sync); returns evidence."""
+
+    def teardown(self) -> None:
+        """Remove everything setup and create_volume made."""
+
+
+class Unsupported(Exception):
+    """Raised by a driver method the driver does not have (see capabilities)."""

@@ -1,0 +1,218 @@
+"""The embedded local array: loop devices over sparse files in a reflink pool.
+
+Pool = XFS (reflink=1) or btrfs on a loop device over a sparse file in the run
+directory. Volume = a sparse file in the pool attached as a loop device with
+direct I/O. Snapshot = reflink copy (later writes pay copy-on-write). Dedupe = a
+real duperemove pass over the pool. QoS = cgroup v1 blkio throttle: exact per-
+device IOPS caps, the suite's own ground-truth lever. The array is this machine,
+so its QoS is enforced on the fio processes of the local host, which the local
+connector starts inside the run's blkio cgroup.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from iogate import shell
+from iogate.arrays.base import Capability, Snapshot, Unsupported, Volume
+from iogate.errors import ArrayError
+from iogate.lab import DeviceIdentity, Lab, QoS
+from iogate.ledger import Entry
+from iogate.resources import release
+from iogate.run import Run
+from iogate.units import parse_size_bytes
+
+BLKIO_ROOT = Path("/sys/fs/cgroup/blkio")
+
+
+class LocalOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    pool_fs: Literal["xfs", "btrfs"] = "xfs"
+    pool_size: str = "8GiB"
+    # btrfs only: transparent compression of everything written (compression tests).
+    compress: Literal["none", "zstd"] = "none"
+
+
+def _run(argv: list[str]) -> str:
+    return shell.run(argv, error=ArrayError).stdout.strip()
+
+
+def device_numbers(device: str) -> str:
+    """'MAJ:MIN' of a block device, as cgroup throttle files want it."""
+    rdev = os.stat(device).st_rdev
+    return f"{os.major(rdev)}:{os.minor(rdev)}"
+
+
+class LocalArray:
+    """ArrayDriver over loop devices on this machine (see module docstring)."""
+
+    Options: ClassVar[type[BaseModel]] = LocalOptions
+    capabilities: ClassVar[frozenset[Capability]] = frozenset(
+        {Capability.SNAPSHOT, Capability.RESTORE, Capability.DEDUPE, Capability.REPLICATE, Capability.QOS, Capability.COMPRESSION}
+    )
+
+    def __init__(self, lab: Lab, run: Run) -> None:
+        self.lab = lab
+        self.run = run
+        self.options = LocalOptions.model_validate(lab.array.options)
+        self.pool_dir = run.run_dir / "pool"
+        self.cgroup = BLKIO_ROOT / f"iogate-{run.run_id}"
+        self._own: list[Entry] = []
+        self._volumes: dict[str, tuple[Volume, list[Entry]]] = {}
+        self._snapshots: dict[str, Entry] = {}
+
+    # -- lifecycle -------------------------------------------------------------
+    def setup(self) -> None:
+        ledger = self.run.ledger
+        image = self.run.path("pool.img")
+        self._own.append(entry := ledger.intend("file", path=str(image)))
+        with image.open("wb") as handle:
+            handle.truncate(parse_size_bytes(self.options.pool_size))
+        ledger.created(entry)
+        device = self._attach(image, self._own)
+        if self.options.pool_fs == "xfs":
+            _run(["mkfs.xfs", "-q", "-f", "-m", "reflink=1", device])
+        else:
+            _run(["mkfs.btrfs", "-q", "-f", device])
+        self._own.append(entry := ledger.intend("dir", path=str(self.pool_dir)))
+        self.pool_dir.mkdir()
+        ledger.created(entry)
+        self._own.append(entry := ledger.intend("mount", target=str(self.pool_dir), source=device))
+        mount = ["mount", device, str(self.pool_dir)]
+        if self.options.pool_fs == "btrfs" and self.options.compress != "none":
+            mount[1:1] = ["-o", f"compress-force={self.options.compress}"]
+        _run(mount)
+        ledger.created(entry)
+        if not BLKIO_ROOT.is_dir():
+            raise ArrayError(f"local array: {BLKIO_ROOT} missing: cgroup v1 blkio is needed for QoS")
+        self._own.append(entry := ledger.intend("cgroup", path=str(self.cgroup)))
+        self.cgroup.mkdir(exist_ok=True)
+        ledger.created(entry)
+
+    def teardown(self) -> None:
+        for volume, _ in list(self._volumes.values()):
+            self.delete_volume(volume)
+        for entry in self._snapshots.values():
+            release(self.run.ledger, [entry])
+        self._snapshots.clear()
+        release(self.run.ledger, self._own)
+        self._own.clear()
+
+    def facts(self) -> dict[str, str]:
+        return {
+            "array.driver": "local",
+            "array.model": f"Linux loop devices on {self.options.pool_fs} (reflink) pool",
+            "array.firmware": f"kernel {platform.release()}",
+        }
+
+    # -- volumes ---------------------------------------------------------------
+    def _attach(self, backing: Path, owned: list[Entry]) -> str:
+        owned.append(entry := self.run.ledger.intend("loop", backing_file=str(backing)))
+        device = _run(["losetup", "--find", "--show", "--direct-io=on", str(backing)])
+        self.run.ledger.created(entry, device=device)
+        return device
+
+    def create_volume(self, name: str, size_bytes: int, qos: QoS | None = None) -> Volume:
+        if name in self._volumes:
+            raise ArrayError(f"local array: volume {name} exists already")
+        owned: list[Entry] = []
+        path = self.pool_dir / f"{name}.img"
+        owned.append(entry := self.run.ledger.intend("file", path=str(path)))
+        with path.open("wb") as handle:
+            handle.truncate(size_bytes)
+        self.run.ledger.created(entry)
+        device = self._attach(path, owned)
+        volume = Volume(
+            name=name,
+            size_bytes=size_bytes,
+            identity=DeviceIdentity(backing_file=str(path)),
+            export={"device": device, "cgroup": str(self.cgroup)},
+        )
+        self._volumes[name] = (volume, owned)
+        self.set_qos(volume, qos)
+        return volume
+
+    def delete_volume(self, volume: Volume) -> None:
+        _, owned = self._volumes.pop(volume.name)
+        release(self.run.ledger, owned)
+
+    def list_volumes(self) -> list[Volume]:
+        return [volume for volume, _ in self._volumes.values()]
+
+    def set_qos(self, volume: Volume, qos: QoS | None) -> None:
+        """Apply (or with None lift) exact caps; takes effect on running I/O at once."""
+        numbers = device_numbers(volume.export["device"])
+        qos = qos or QoS()
+        caps = {
+            "read_iops_device": qos.read_iops,
+            "write_iops_device": qos.write_iops,
+            "read_bps_device": qos.read_bytes_per_s,
+            "write_bps_device": qos.write_bytes_per_s,
+        }
+        for name, value in caps.items():
+            try:
+                (self.cgroup / f"blkio.throttle.{name}").write_text(f"{numbers} {value or 0}\n")
+            except OSError as exc:
+                raise ArrayError(f"local array: volume {volume.name}: cannot set {name}={value}: {exc}") from exc
+
+    # -- data services -----------------------------------------------------------
+    def _volume_file(self, volume: Volume) -> Path:
+        return Path(volume.identity.backing_file or "")
+
+    def snapshot_create(self, volume: Volume, name: str) -> Snapshot:
+        target = self.pool_dir / f"{volume.name}@{name}.img"
+        entry = self.run.ledger.intend("file", path=str(target))
+        self._snapshots[f"{volume.name}@{name}"] = entry
+        _run(["cp", "--reflink=always", str(self._volume_file(volume)), str(target)])
+        self.run.ledger.created(entry)
+        return Snapshot(name=name, volume=volume.name, export={"file": str(target)})
+
+    def snapshot_delete(self, snapshot: Snapshot) -> None:
+        entry = self._snapshots.pop(f"{snapshot.volume}@{snapshot.name}")
+        release(self.run.ledger, [entry])
+
+    def snapshot_restore(self, volume: Volume, snapshot: Snapshot) -> None:
+        # Remap the extents in place: the loop device keeps the same open inode.
+        _run(["xfs_io", "-c", f"reflink {snapshot.export['file']} 0 0 {volume.size_bytes}", str(self._volume_file(volume))])
+
+    def pool_used_bytes(self) -> int:
+        stats = os.statvfs(self.pool_dir)
+        return (stats.f_blocks - stats.f_bfree) * stats.f_frsize
+
+    def dedupe_run(self) -> dict[str, Any]:
+        """A real dedupe pass (duperemove, FIDEDUPERANGE) over the pool's volume files."""
+        before = self.pool_used_bytes()
+        started = time.monotonic()
+        files = [str(self._volume_file(v)) for v, _ in self._volumes.values()]
+        hashfile = self.run.path("dedupe.hash")
+        _run(["duperemove", "-d", "-q", "-b", "64k", "--hashfile", str(hashfile), *files])
+        hashfile.unlink(missing_ok=True)
+        _run(["sync", "-f", str(self.pool_dir)])
+        after = self.pool_used_bytes()
+        return {
+            "pool_used_before_bytes": before,
+            "pool_used_after_bytes": after,
+            "reclaimed_bytes": before - after,
+            "duration_s": round(time.monotonic() - started, 3),
+        }
+
+    def replicate(self, volume: Volume) -> dict[str, Any]:
+        """Initial sync of a replica: a full, non-shared copy read from the live volume."""
+        target = self.run.path("replica", f"{volume.name}.img")
+        entry = self.run.ledger.intend("file", path=str(target))
+        self._own.append(entry)
+        started = time.monotonic()
+        _run(["cp", "--reflink=never", "--sparse=never", str(self._volume_file(volume)), str(target)])
+        self.run.ledger.created(entry)
+        return {"replica": str(target), "bytes": volume.size_bytes, "duration_s": round(time.monotonic() - started, 3)}
+
+
+def unsupported(driver: str, capability: Capability) -> Unsupported:
+    return Unsupported(f"array driver {driver} does not support {capability.value}")

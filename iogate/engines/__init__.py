@@ -1,0 +1,1 @@
+"""Load generators (fio, vdbench) behind one Engine protocol."""

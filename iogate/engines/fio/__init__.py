@@ -1,0 +1,1 @@
+"""fio: job rendering, running on initiators, json+ and log parsing."""

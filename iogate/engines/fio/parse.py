@@ -1,0 +1,135 @@
+"""Parse fio json+ output and per-second logs into the typed records.
+
+Unknown or broken output raises EngineError naming the file; it never turns
+into zeros that a criterion would then happily judge.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from iogate.errors import EngineError
+from iogate.metrics.histogram import PLAT_NR
+from iogate.metrics.merge import merge_directions
+from iogate.metrics.types import Dir, Direction, HistSample, JobResult, LatencyStats, Sample
+
+_DDIR = {0: Dir.READ, 1: Dir.WRITE, 2: Dir.TRIM}
+_LOG_NAME = re.compile(r"^(?P<job>.+)_(?P<kind>iops|clat|clat_hist)\.(?P<n>\d+)\.log$")
+
+
+def load_json(text: str, source: str) -> dict[str, Any]:
+    """fio prints warnings before the JSON on some errors: start at the first brace."""
+    start = text.find("{")
+    if start < 0:
+        raise EngineError(f"{source}: no JSON in fio output: {text[:300]!r}")
+    try:
+        data = json.loads(text[start:])
+    except json.JSONDecodeError as exc:
+        raise EngineError(f"{source}: fio output is not valid JSON: {exc}") from exc
+    if not isinstance(data, dict) or not ("jobs" in data or "client_stats" in data):
+        raise EngineError(f"{source}: not fio json output (no 'jobs' or 'client_stats')")
+    return data
+
+
+def _latency(raw: Mapping[str, Any] | None) -> LatencyStats:
+    if not raw or not raw.get("N"):
+        return LatencyStats()
+    return LatencyStats(
+        min_ns=float(raw["min"]),
+        max_ns=float(raw["max"]),
+        mean_ns=float(raw["mean"]),
+        stddev_ns=float(raw["stddev"]),
+        samples=int(raw["N"]),
+        bins={int(k): int(v) for k, v in raw.get("bins", {}).items()},
+    )
+
+
+def parse_direction(direction: Dir, raw: Mapping[str, Any]) -> Direction:
+    try:
+        return Direction(
+            dir=direction,
+            ios=int(raw["total_ios"]),
+            io_bytes=int(raw["io_bytes"]),
+            runtime_ms=int(raw["runtime"]),
+            iops=float(raw["iops"]),
+            bw_bytes_per_s=float(raw["bw_bytes"]),
+            clat=_latency(raw.get("clat_ns")),
+            lat=_latency(raw.get("lat_ns")),
+            short_ios=int(raw.get("short_ios", 0)),
+            drop_ios=int(raw.get("drop_ios", 0)),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise EngineError(f"fio json: {direction} section lacks {exc}") from exc
+
+
+def parse_jobs(data: Mapping[str, Any], host: str) -> list[JobResult]:
+    """JobResults of one host's fio output; numjobs clones of a job merge into one."""
+    raw_jobs = data.get("jobs")
+    if raw_jobs is None:
+        raise EngineError("fio json: no 'jobs' (client/server output goes through client_server parsing)")
+    grouped: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for raw in raw_jobs:
+        grouped[raw["jobname"]].append(raw)
+    results = []
+    for name, clones in grouped.items():
+        directions = {d: merge_directions(d, [parse_direction(d, c[d.value]) for c in clones]) for d in Dir}
+        results.append(
+            JobResult(
+                name=name,
+                host=host,
+                directions=directions,
+                error=sum(int(c.get("error", 0)) for c in clones),
+                usr_cpu_pct=sum(float(c.get("usr_cpu", 0)) for c in clones),
+                sys_cpu_pct=sum(float(c.get("sys_cpu", 0)) for c in clones),
+            )
+        )
+    return results
+
+
+def _log_rows(text: str, source: str) -> Iterable[list[str]]:
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        fields = [f.strip() for f in line.split(",")]
+        if len(fields) < 3:
+            raise EngineError(f"{source} line {number}: not a fio log line: {line[:80]!r}")
+        yield fields
+
+
+def parse_logs(files: Mapping[str, str], host: str) -> tuple[list[Sample], list[HistSample]]:
+    """Per-second samples from fio log files given as {file name: text}.
+
+    IOPS and mean-clat logs pair up by (job, clone, time, direction); numjobs
+    clones stay separate samples of the same job (Series.totals adds them).
+    """
+    iops: dict[tuple[str, str, int, Dir], float] = {}
+    clat: dict[tuple[str, str, int, Dir], float] = {}
+    hist: list[HistSample] = []
+    for name, text in files.items():
+        match = _LOG_NAME.match(Path(name).name)
+        if not match:
+            continue
+        job, kind, clone = match["job"], match["kind"], match["n"]
+        for fields in _log_rows(text, name):
+            t_ms, ddir = int(fields[0]), _DDIR.get(int(fields[2]) if kind != "clat_hist" else int(fields[1]))
+            if ddir is None:
+                continue
+            if kind == "clat_hist":
+                counts = [int(c) for c in fields[3:]]
+                if len(counts) != PLAT_NR:
+                    raise EngineError(f"{name}: histogram line has {len(counts)} bins, expected {PLAT_NR} (log_hist_coarseness must be 0)")
+                hist.append(HistSample(t_ms, job, host, ddir, {i: c for i, c in enumerate(counts) if c}))
+            elif kind == "iops":
+                iops[(job, clone, t_ms, ddir)] = float(fields[1])
+            else:
+                clat[(job, clone, t_ms, ddir)] = float(fields[1])
+    samples = [
+        Sample(t_ms=key[2], job=key[0], host=host, dir=key[3], iops=value, clat_mean_ns=clat.get(key, 0.0))
+        for key, value in sorted(iops.items(), key=lambda kv: (kv[0][2], kv[0][0], kv[0][1]))
+    ]
+    return samples, hist

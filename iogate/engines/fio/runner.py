@@ -1,0 +1,168 @@
+"""FioEngine: run a plan's jobs with fio on their initiators, parse into a RunResult.
+
+Each host gets one job file with its jobs and runs one fio process (hosts run in
+parallel threads). The guard checks every target first; fio is journalled in the
+ledger (its job file path is the marker cleanup kills by).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import shlex
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from iogate.engines.fio import jobfile, parse
+from iogate.engines.workload import JobSpec, RunPlan
+from iogate.errors import EngineError, HostError
+from iogate.hosts.guard import Guard
+from iogate.hosts.initiator import Initiator
+from iogate.metrics.types import HistSample, JobResult, RunResult, Sample, Series
+from iogate.resources import release
+from iogate.run import Run
+
+# fio may take a while to lay out files or drain queues after its runtime.
+GRACE_S = 120
+REMOTE_ROOT = "/var/tmp/iogate-remote"
+
+
+@dataclass
+class HostOutcome:
+    host: str
+    jobs: list[JobResult]
+    samples: list[Sample]
+    hist: list[HistSample]
+    end_ms: int
+    runtime_ms: int
+    cpu_busy_pct: float
+    artifacts: dict[str, str] = field(default_factory=dict)
+
+
+class FioEngine:
+    name = "fio"
+
+    def __init__(self, run: Run, initiators: Mapping[str, Initiator], guard: Guard) -> None:
+        self.run = run
+        self.initiators = initiators
+        self.guard = guard
+        self._points = 0
+
+    def run_plan(self, plan: RunPlan) -> RunResult:
+        """Run all jobs of the plan at once (see module docstring)."""
+        self._points += 1
+        point = f"{self._points:03d}-{plan.name}"
+        by_host: dict[str, list[JobSpec]] = {}
+        for job in plan.jobs:
+            by_host.setdefault(job.target.host, []).append(job)
+        for host, jobs in by_host.items():
+            initiator = self._initiator(host)
+            for job in jobs:
+                self.guard.check(initiator, job.target)
+        with ThreadPoolExecutor(max_workers=len(by_host)) as pool:
+            futures = [pool.submit(self._run_host, point, self._initiator(h), jobs) for h, jobs in by_host.items()]
+            outcomes = [f.result() for f in futures]
+        return self._combine(plan, point, outcomes)
+
+    run = run_plan  # the Engine protocol's name
+
+    def _initiator(self, host: str) -> Initiator:
+        try:
+            return self.initiators[host]
+        except KeyError:
+            raise HostError(f"no initiator named {host} in this lab") from None
+
+    def _run_host(self, point: str, initiator: Initiator, jobs: list[JobSpec]) -> HostOutcome:
+        local_dir = self.run.path("points", point, initiator.name, "job.fio").parent
+        work = str(local_dir) if initiator.is_local else f"{REMOTE_ROOT}/{self.run.run_id}/{point}/{initiator.name}"
+        text = jobfile.render(jobs, f"{work}/logs")
+        (local_dir / "job.fio").write_text(text)
+        job_path = f"{work}/job.fio"
+        initiator.run("mkdir -p %s", f"{work}/logs")
+        if not initiator.is_local:
+            initiator.write_text(job_path, text)
+        cgroups = {job.target.cgroup for job in jobs if job.target.cgroup}
+        if len(cgroups) > 1:
+            raise EngineError(f"host {initiator.name}: jobs of one fio process span cgroups {sorted(cgroups)}")
+        join = f"echo $$ > {shlex.quote(cgroups.pop())}/cgroup.procs && " if cgroups else ""
+        limit_s = int(max(j.workload.runtime_s + j.workload.ramp_s for j in jobs)) + GRACE_S
+        command = (
+            f"cd {shlex.quote(work)} && {join}exec timeout --kill-after=10 {limit_s} "
+            f"fio --output-format=json+ --output=out.json {shlex.quote(job_path)}"
+        )
+        entry = self.run.ledger.intend("process", name=f"fio on {initiator.name}", marker=job_path, host=initiator.name)
+        busy0, total0 = initiator.cpu_ticks()
+        try:
+            done = initiator.run_unchecked("sh -c %s", command)
+        finally:
+            release(self.run.ledger, [entry])
+        busy1, total1 = initiator.cpu_ticks()
+        output = initiator.run_unchecked("cat %s", f"{work}/out.json").stdout
+        if not output.strip():
+            raise EngineError(f"host {initiator.name}: fio exited {done.rc} without output: {(done.stderr or done.stdout).strip()[-1500:]}")
+        data = parse.load_json(output, f"{initiator.name}:{work}/out.json")
+        (local_dir / "out.json").write_text(output)
+        logs = self._fetch_logs(initiator, f"{work}/logs", local_dir / "logs")
+        samples, hist = parse.parse_logs(logs, initiator.name)
+        results = parse.parse_jobs(data, initiator.name)
+        runtime_ms = max(int(j.get("job_runtime", 0)) for j in data["jobs"])
+        return HostOutcome(
+            host=initiator.name,
+            jobs=results,
+            samples=samples,
+            hist=hist,
+            end_ms=int(data["timestamp_ms"]),
+            runtime_ms=runtime_ms,
+            cpu_busy_pct=100.0 * (busy1 - busy0) / max(total1 - total0, 1),
+            artifacts={
+                f"{initiator.name} job file": str(local_dir / "job.fio"),
+                f"{initiator.name} fio json+": str(local_dir / "out.json"),
+            },
+        )
+
+    def _fetch_logs(self, initiator: Initiator, remote_dir: str, local_dir: Path) -> dict[str, str]:
+        if initiator.is_local:
+            return {p.name: p.read_text() for p in sorted(local_dir.glob("*.log"))}
+        local_dir.mkdir(parents=True, exist_ok=True)
+        names = initiator.run("ls -1 %s", remote_dir).stdout.split()
+        files = {}
+        for name in names:
+            if name.endswith(".log"):
+                files[name] = initiator.read_text(f"{remote_dir}/{name}")
+                (local_dir / name).write_text(files[name])
+        return files
+
+    def _combine(self, plan: RunPlan, point: str, outcomes: list[HostOutcome]) -> RunResult:
+        series = Series(
+            samples=tuple(s for o in outcomes for s in o.samples),
+            hist=tuple(h for o in outcomes for h in o.hist),
+        )
+        end_ms = max(o.end_ms for o in outcomes)
+        start_ms = min(o.end_ms - o.runtime_ms for o in outcomes)
+        csv_path = self.run.path("points", point, "series.csv")
+        csv_path.write_text(series_csv(series, start_ms))
+        artifacts = {"per-second CSV": str(csv_path)}
+        for outcome in outcomes:
+            artifacts.update(outcome.artifacts)
+        return RunResult(
+            name=plan.name,
+            jobs=tuple(j for o in outcomes for j in o.jobs),
+            series=series,
+            start_ms=start_ms,
+            end_ms=end_ms,
+            artifacts=artifacts,
+            cpu_busy_pct={o.host: o.cpu_busy_pct for o in outcomes},
+        )
+
+
+def series_csv(series: Series, start_ms: int) -> str:
+    """Per-second samples as CSV (t_s from measurement start), for the report and spreadsheets."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["t_s", "t_epoch_ms", "host", "job", "dir", "iops", "clat_mean_us"])
+    for s in series.samples:
+        t_s = (s.t_ms - start_ms) / 1000
+        writer.writerow([f"{t_s:.1f}", s.t_ms, s.host, s.job, s.dir.value, f"{s.iops:.1f}", f"{s.clat_mean_ns / 1000:.1f}"])
+    return out.getvalue()

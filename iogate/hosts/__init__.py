@@ -1,0 +1,1 @@
+"""Initiator hosts: command execution, protocol connectors, device identity, guard."""

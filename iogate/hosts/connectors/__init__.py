@@ -1,0 +1,1 @@
+"""Protocol connectors: how an initiator reaches a volume (block, nbd, iscsi, nvme, nfs, fc)."""

@@ -1,0 +1,51 @@
+"""The Connector protocol and the Connection it returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+from pydantic import BaseModel, ConfigDict
+
+from iogate.arrays.base import Volume
+from iogate.lab import ProtocolConfig
+from iogate.run import Run
+
+if TYPE_CHECKING:
+    from iogate.hosts.initiator import Initiator
+
+
+class NoOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+@dataclass(frozen=True)
+class Connection:
+    """A volume reachable from one host over one protocol.
+
+    `device` is the block device that the I/O lands on, on that host; the guard
+    verifies its identity before any workload starts. `filename` and
+    `fio_options` are what fio needs (a device path, a file in an NFS mount, or an
+    nbd URI with ioengine=nbd).
+    """
+
+    protocol: str
+    host: str
+    volume: Volume
+    filename: str
+    device: str | None = None
+    fio_options: dict[str, str] = field(default_factory=dict)
+    cgroup: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+class Connector(Protocol):
+    Options: ClassVar[type[BaseModel]]
+
+    def __init__(self, protocol: ProtocolConfig, run: Run) -> None: ...
+
+    def connect(self, initiator: Initiator, volume: Volume) -> Connection:
+        """Log in / attach / mount; find the device by identity; journal it in the ledger."""
+
+    def disconnect(self, initiator: Initiator, connection: Connection) -> None:
+        """Undo connect, leaving no session, mount or process behind."""

@@ -1,0 +1,59 @@
+"""The safety guard: fio writes destroy data, so every target is checked first.
+
+A workload may only touch a device that this run provisioned or that the lab
+file explicitly allows, and the check is by identity (loop backing file, WWN,
+NGUID, serial) read from the kernel on the host that will do the I/O, never by
+device name. Anything else is refused before fio starts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from iogate.errors import GuardRefused
+from iogate.hosts import identity
+from iogate.hosts.connectors.base import Connection
+from iogate.hosts.initiator import Initiator
+from iogate.lab import DeviceIdentity
+
+
+@dataclass
+class Guard:
+    """Identities this run may write: provisioned volumes plus the lab's allow list."""
+
+    allowed: list[DeviceIdentity] = field(default_factory=list)
+    provisioned: list[DeviceIdentity] = field(default_factory=list)
+
+    def admit(self, volume_identity: DeviceIdentity) -> None:
+        """Called by the volume factory right after the array created the volume."""
+        self.provisioned.append(volume_identity)
+
+    def revoke(self, volume_identity: DeviceIdentity) -> None:
+        if volume_identity in self.provisioned:
+            self.provisioned.remove(volume_identity)
+
+    def check_device(self, initiator: Initiator, device: str, expected: DeviceIdentity | None = None) -> None:
+        """Refuse unless the device on this host is one we may write."""
+        facts = identity.read_identity(initiator, device)
+        candidates = [expected] if expected is not None else []
+        candidates += self.provisioned + self.allowed
+        permitted = [i for i in self.provisioned + self.allowed if i is not None]
+        for candidate in candidates:
+            if candidate in permitted and identity.matches(facts, candidate):
+                return
+        raise GuardRefused(
+            f"refusing {device} on host {initiator.name}: not provisioned by this run and not allowed by the lab "
+            f"({identity.describe(facts)})"
+        )
+
+    def check(self, initiator: Initiator, connection: Connection) -> None:
+        """Check one connection before a workload uses it."""
+        if connection.volume.identity not in self.provisioned + self.allowed:
+            raise GuardRefused(
+                f"refusing volume {connection.volume.name} on host {initiator.name}: "
+                f"{connection.volume.identity.describe()} was not provisioned by this run"
+            )
+        if connection.device is not None:
+            self.check_device(initiator, connection.device, connection.volume.identity)
+        elif connection.volume.identity.nfs_export is None:
+            raise GuardRefused(f"refusing {connection.filename} on host {initiator.name}: connection has no device to verify")

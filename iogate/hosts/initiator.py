@@ -1,0 +1,98 @@
+"""The Initiator: one host that drives load, wrapping a testinfra Host.
+
+The transport (local, ssh, paramiko) is a testinfra backend chosen by the lab's
+URL; nothing above this module knows which one runs a command.
+"""
+
+from __future__ import annotations
+
+import base64
+import shlex
+from dataclasses import dataclass, field
+from typing import Any
+
+import testinfra
+from testinfra.backend.base import CommandResult
+
+from iogate.errors import HostError
+from iogate.lab import HostConfig
+
+
+@dataclass
+class Initiator:
+    """A lab host.
+
+    >>> host = Initiator.from_config(HostConfig(name="localhost"))
+    >>> host.run("uname -r").stdout
+    """
+
+    config: HostConfig
+    host: Any = field(repr=False)  # testinfra.host.Host
+    _facts: dict[str, str] | None = field(default=None, repr=False)
+
+    @classmethod
+    def from_config(cls, config: HostConfig) -> Initiator:
+        kwargs: dict[str, Any] = {}
+        if config.ssh_key:
+            kwargs["ssh_identity_file"] = config.ssh_key
+        if config.transport.startswith(("ssh://", "paramiko://")):
+            # A lab host is ours to drive: no interactive prompts, no known_hosts churn.
+            kwargs["ssh_extra_args"] = "-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o ConnectTimeout=10"
+        try:
+            host = testinfra.get_host(config.transport, **kwargs)
+        except Exception as exc:  # testinfra raises plain exceptions for bad URLs
+            raise HostError(f"host {config.name}: cannot open transport {config.transport}: {exc}") from exc
+        return cls(config=config, host=host)
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    @property
+    def is_local(self) -> bool:
+        return self.config.transport.startswith("local://")
+
+    def run_unchecked(self, command: str, *args: str) -> CommandResult:
+        """Run a shell command; args are quoted. Never raises for a non-zero exit."""
+        line = command % tuple(shlex.quote(a) for a in args) if args else command
+        try:
+            return self.host.run(line)
+        except Exception as exc:  # transport failure (ssh down, host gone)
+            raise HostError(f"host {self.name}: cannot run {line!r}: {exc}") from exc
+
+    def run(self, command: str, *args: str) -> CommandResult:
+        """Run a shell command; a non-zero exit raises HostError naming host and command."""
+        result = self.run_unchecked(command, *args)
+        if result.rc != 0:
+            message = (result.stderr or result.stdout).strip()
+            raise HostError(f"host {self.name}: {result.command!r} exited {result.rc}: {message[-2000:]}")
+        return result
+
+    def write_text(self, path: str, text: str) -> None:
+        """Write a (small) text file on the host, whatever the transport."""
+        payload = base64.b64encode(text.encode()).decode()
+        self.run("mkdir -p %s && echo %s | base64 -d > %s", str_parent(path), payload, path)
+
+    def read_text(self, path: str) -> str:
+        return self.run("cat %s", path).stdout
+
+    def facts(self) -> dict[str, str]:
+        """Kernel, fio version, CPU count, for the report's environment (cached)."""
+        if self._facts is None:
+            probe = self.run_unchecked("uname -r; fio --version 2>/dev/null || echo none; nproc").stdout.split("\n")
+            self._facts = {
+                f"host.{self.name}.kernel": probe[0].strip(),
+                f"host.{self.name}.fio": probe[1].strip() if len(probe) > 1 else "unknown",
+                f"host.{self.name}.cpus": probe[2].strip() if len(probe) > 2 else "unknown",
+            }
+        return self._facts
+
+    def cpu_ticks(self) -> tuple[int, int]:
+        """(busy, total) jiffies from /proc/stat: CPU % over a run = d(busy)/d(total)."""
+        fields = [int(x) for x in self.read_text("/proc/stat").split("\n", 1)[0].split()[1:]]
+        idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
+        return sum(fields) - idle, sum(fields)
+
+
+def str_parent(path: str) -> str:
+    return path.rsplit("/", 1)[0] or "/"

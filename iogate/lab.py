@@ -1,0 +1,155 @@
+"""The lab: one array, its initiator hosts, the protocols between them, volumes.
+
+A lab is a YAML file the user writes (labs/local.yaml is the embedded default).
+It is validated completely, driver options included, before anything is
+provisioned; every error names the file, line and field.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from iogate.units import parse_size_bytes
+from iogate.yamlfile import load_yaml, validate
+
+DEFAULT_LAB = Path(__file__).resolve().parent.parent / "labs" / "local.yaml"
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class QoS(Strict):
+    """Per-volume caps; on the local lab enforced exactly by cgroup v1 blkio throttle."""
+
+    read_iops: int | None = Field(default=None, gt=0)
+    write_iops: int | None = Field(default=None, gt=0)
+    read_bytes_per_s: int | None = Field(default=None, gt=0)
+    write_bytes_per_s: int | None = Field(default=None, gt=0)
+
+
+class DeviceIdentity(Strict):
+    """How a device is recognised: by what it *is*, never by its /dev name.
+
+    Exactly one of backing_file (loop), wwn (SCSI VPD 0x83), nguid or eui (NVMe),
+    serial, or nfs_export (server:/path) is set.
+    """
+
+    backing_file: str | None = None
+    wwn: str | None = None
+    nguid: str | None = None
+    serial: str | None = None
+    nfs_export: str | None = None
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> DeviceIdentity:
+        set_fields = [name for name, value in self.model_dump().items() if value]
+        if len(set_fields) != 1:
+            raise ValueError(f"give exactly one of backing_file, wwn, nguid, serial, nfs_export (got {set_fields or 'none'})")
+        return self
+
+    def describe(self) -> str:
+        (name, value), = [(k, v) for k, v in self.model_dump().items() if v]
+        return f"{name} {value}"
+
+
+class HostConfig(Strict):
+    """An initiator host, reached through a testinfra backend URL."""
+
+    name: str
+    transport: str = "local://"
+    ssh_key: str | None = None
+    address: str | None = None
+    namespace: str | None = None
+
+    @field_validator("transport")
+    @classmethod
+    def _known_transport(cls, value: str) -> str:
+        if not value.startswith(("local://", "ssh://", "paramiko://")):
+            raise ValueError("transport must be local://, ssh://user@host or paramiko://user@host")
+        return value
+
+
+class ProtocolConfig(Strict):
+    """A way from the hosts to the array's volumes (block, nbd, iscsi, nvme-tcp, nfs...)."""
+
+    name: str
+    connector: str
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class VolumeSet(Strict):
+    count: int = Field(default=2, ge=1, le=4096)
+    size: str = "1GiB"
+    qos: QoS | None = None
+
+    @field_validator("size")
+    @classmethod
+    def _size(cls, value: str) -> str:
+        parse_size_bytes(value)
+        return value
+
+    @property
+    def size_bytes(self) -> int:
+        return parse_size_bytes(self.size)
+
+
+class ArrayConfig(Strict):
+    name: str
+    driver: str
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class Lab(Strict):
+    """A whole lab file. `lab.path` is where it came from (for messages)."""
+
+    name: str
+    array: ArrayConfig
+    hosts: list[HostConfig] = Field(min_length=1)
+    protocols: list[ProtocolConfig] = Field(min_length=1)
+    baseline_protocol: str | None = None
+    volumes: VolumeSet = VolumeSet()
+    allow_devices: list[DeviceIdentity] = Field(default_factory=list)
+    workdir: str = "/var/tmp/iogate"
+    datapath_limit_bytes_per_s: int | None = None
+    path: str = ""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Lab:
+        names = [p.name for p in self.protocols]
+        if self.baseline_protocol is not None and self.baseline_protocol not in names:
+            raise ValueError(f"baseline_protocol {self.baseline_protocol!r} is not one of the protocols {names}")
+        hosts = [h.name for h in self.hosts]
+        if len(set(hosts)) != len(hosts):
+            raise ValueError(f"host names must be unique: {hosts}")
+        return self
+
+    @property
+    def baseline(self) -> str:
+        return self.baseline_protocol or self.protocols[0].name
+
+    def protocol(self, name: str) -> ProtocolConfig:
+        for protocol in self.protocols:
+            if protocol.name == name:
+                return protocol
+        raise KeyError(f"lab {self.name}: no protocol {name!r}")
+
+
+def load_lab(path: Path | str | None = None) -> Lab:
+    """Read and fully validate a lab file (driver and connector options included)."""
+    from iogate import registry
+
+    path = Path(path) if path else DEFAULT_LAB
+    data, lines = load_yaml(path)
+    if isinstance(data, dict):
+        data = {**data, "path": str(path)}
+    lab = validate(Lab, data, path, lines)
+    driver = registry.array_driver_class(lab.array.driver, path, lines)
+    validate(driver.Options, lab.array.options, path, lines, ("array", "options"))
+    for index, protocol in enumerate(lab.protocols):
+        connector = registry.connector_class(protocol.connector, path, lines, ("protocols", index, "connector"))
+        validate(connector.Options, protocol.options, path, lines, ("protocols", index, "options"))
+    return lab

@@ -1,0 +1,1 @@
+"""Typed results and the math on them (histograms, windows, series)."""

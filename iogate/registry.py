@@ -1,0 +1,44 @@
+"""Where drivers and connectors are found by the name a lab file uses.
+
+Adding an array driver or a protocol connector = one new module and one line here.
+Entries are import paths so that a lab never imports drivers it does not use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any
+
+from iogate.errors import LabFileError
+from iogate.yamlfile import Loc, line_of
+
+ARRAY_DRIVERS: dict[str, str] = {
+    "local": "iogate.arrays.local:LocalArray",
+}
+
+CONNECTORS: dict[str, str] = {
+    "block": "iogate.hosts.connectors.block:BlockConnector",
+    "nbd": "iogate.hosts.connectors.nbd:NbdConnector",
+}
+
+
+def _load(spec: str) -> Any:
+    module, _, name = spec.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def _lookup(table: dict[str, str], what: str, name: str, path: Path | None, lines: dict[Loc, int] | None, loc: Loc) -> Any:
+    if name not in table:
+        line = line_of(lines or {}, loc)
+        where = f"{path}{f' line {line}' if line else ''}: " if path else ""
+        raise LabFileError(f"{where}{'.'.join(map(str, loc))}: unknown {what} {name!r} (known: {', '.join(sorted(table))})")
+    return _load(table[name])
+
+
+def array_driver_class(name: str, path: Path | None = None, lines: dict[Loc, int] | None = None) -> Any:
+    return _lookup(ARRAY_DRIVERS, "array driver", name, path, lines, ("array", "driver"))
+
+
+def connector_class(name: str, path: Path | None = None, lines: dict[Loc, int] | None = None, loc: Loc = ("connector",)) -> Any:
+    return _lookup(CONNECTORS, "protocol connector", name, path, lines, loc)

@@ -1,0 +1,191 @@
+"""Local resources the ledger tracks, and how each kind is removed safely.
+
+Each remover takes the journalled attributes, checks that the thing is still ours
+(by identity, not by name) and removes it; it returns a line for the cleanup
+report, or None when there was nothing left to remove. Removers are idempotent.
+Adding a kind = one function and one line in REMOVERS.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from iogate import shell
+from iogate.errors import IOGateError
+from iogate.ledger import Entry, Ledger, owner_alive, process_start_ticks
+
+Remover = Callable[[dict[str, Any]], str | None]
+
+
+def loop_backing_file(device: str) -> str | None:
+    """The backing file of /dev/loopN as the kernel reports it, or None if detached."""
+    name = Path(device).name
+    try:
+        return Path(f"/sys/block/{name}/loop/backing_file").read_text().strip()
+    except OSError:
+        return None
+
+
+def loops_backed_by(backing_file: str) -> list[str]:
+    """All loop devices currently backed by this file (the kernel's view)."""
+    found = []
+    for entry in Path("/sys/block").glob("loop*"):
+        if loop_backing_file(f"/dev/{entry.name}") == backing_file:
+            found.append(f"/dev/{entry.name}")
+    return sorted(found)
+
+
+def _remove_loop(attrs: dict[str, Any]) -> str | None:
+    devices = loops_backed_by(attrs["backing_file"])
+    for device in devices:
+        shell.run(["losetup", "-d", device])
+    return f"detached {', '.join(devices)} ({attrs['backing_file']})" if devices else None
+
+
+def _remove_mount(attrs: dict[str, Any]) -> str | None:
+    target = attrs["target"]
+    mounted = any(line.split()[1] == target for line in Path("/proc/mounts").read_text().splitlines())
+    if not mounted:
+        return None
+    done = shell.run(["umount", target], check=False)
+    if done.returncode != 0:
+        shell.run(["umount", "-l", target])
+        return f"unmounted {target} (lazily: it was busy)"
+    return f"unmounted {target}"
+
+
+def _remove_cgroup(attrs: dict[str, Any]) -> str | None:
+    path = Path(attrs["path"])
+    if not path.is_dir():
+        return None
+    # A cgroup with tasks cannot be removed: hand them back to the parent first.
+    parent_procs = path.parent / "cgroup.procs"
+    for pid in (path / "cgroup.procs").read_text().split():
+        try:
+            parent_procs.write_text(pid)
+        except OSError:
+            pass
+    path.rmdir()
+    return f"removed cgroup {path}"
+
+
+def _matching_pids(attrs: dict[str, Any]) -> list[int]:
+    marker = attrs["marker"]
+    pids = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if marker in cmdline:
+            pids.append(int(proc.name))
+    return pids
+
+
+def _remove_process(attrs: dict[str, Any]) -> str | None:
+    """Kill processes whose command line carries the run's marker (e.g. its job file)."""
+    pids = _matching_pids(attrs)
+    if not pids:
+        return None
+    for pid in pids:
+        _signal(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and any(process_start_ticks(p) is not None for p in pids):
+        time.sleep(0.1)
+    for pid in pids:
+        _signal(pid, signal.SIGKILL)
+    return f"killed {attrs.get('name', 'process')} pid {', '.join(map(str, pids))}"
+
+
+def _signal(pid: int, sig: signal.Signals) -> None:
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def _remove_file(attrs: dict[str, Any]) -> str | None:
+    path = Path(attrs["path"])
+    if not path.exists():
+        return None
+    path.unlink()
+    return f"deleted {path}"
+
+
+def _remove_dir(attrs: dict[str, Any]) -> str | None:
+    path = Path(attrs["path"])
+    if not path.is_dir():
+        return None
+    shutil.rmtree(path)
+    return f"deleted directory {path}"
+
+
+REMOVERS: dict[str, Remover] = {
+    "process": _remove_process,
+    "loop": _remove_loop,
+    "mount": _remove_mount,
+    "cgroup": _remove_cgroup,
+    "file": _remove_file,
+    "dir": _remove_dir,
+}
+
+
+def register_remover(kind: str, remover: Remover) -> None:
+    """Let a module that creates a new kind of resource (netns, VM) teach cleanup."""
+    REMOVERS[kind] = remover
+
+
+def release_all(ledger: Ledger) -> list[str]:
+    """Remove every open resource of a ledger, newest first; return what was done."""
+    return release(ledger, ledger.open_entries())
+
+
+def release(ledger: Ledger, entries: list[Entry]) -> list[str]:
+    """Remove the given resources, newest first.
+
+    Keeps going after a failure so one stuck resource does not leak the rest, and
+    raises at the end naming every resource that could not be removed.
+    """
+    report: list[str] = []
+    failures: list[str] = []
+    for entry in sorted((e for e in entries if e.open), key=lambda e: e.id, reverse=True):
+        remover = REMOVERS.get(entry.kind)
+        if remover is None:
+            failures.append(f"{entry.describe()}: no remover for kind {entry.kind!r}")
+            continue
+        try:
+            line = remover(entry.attrs)
+        except (OSError, IOGateError) as exc:
+            failures.append(f"{entry.describe()}: {exc}")
+            continue
+        if line:
+            report.append(line)
+        ledger.released(entry)
+    if failures:
+        raise IOGateError("could not release: " + "; ".join(failures))
+    return report
+
+
+def cleanup(workdir: Path, *, include_live: bool = False) -> list[str]:
+    """Release what dead runs under workdir left behind; skip runs still alive."""
+    from iogate import registry  # noqa: F401  (its modules register removers of their kinds)
+
+    report: list[str] = []
+    for path in sorted((workdir / "runs").glob("*/ledger.jsonl")):
+        ledger, header = Ledger.load(path)
+        if not ledger.open_entries():
+            continue
+        if owner_alive(header) and not include_live:
+            report.append(f"run {ledger.run_id}: still running (pid {header.get('pid')}), left alone")
+            continue
+        lines = release_all(ledger)
+        report.extend(f"run {ledger.run_id}: {line}" for line in lines)
+    return report
