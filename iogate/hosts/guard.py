@@ -35,12 +35,10 @@ class Guard:
     def check_device(self, initiator: Initiator, device: str, expected: DeviceIdentity | None = None) -> None:
         """Refuse unless the device on this host is one we may write."""
         facts = identity.read_identity(initiator, device)
-        candidates = [expected] if expected is not None else []
-        candidates += self.provisioned + self.allowed
-        permitted = [i for i in self.provisioned + self.allowed if i is not None]
-        for candidate in candidates:
-            if candidate in permitted and identity.matches(facts, candidate):
-                return
+        permitted = self.provisioned + self.allowed
+        candidates = [expected] if expected is not None else permitted
+        if any(c in permitted and identity.matches(facts, c) for c in candidates):
+            return
         raise GuardRefused(
             f"refusing {device} on host {initiator.name}: not provisioned by this run and not allowed by the lab "
             f"({identity.describe(facts)})"

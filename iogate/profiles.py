@@ -1,0 +1,60 @@
+"""Run profiles: how long and how wide each family runs.
+
+smoke  = the whole suite on the local lab in minutes (few points, seconds each);
+quick  = a lunch-break regression; full = the published procedures' values
+(60 s per point after 20 s warmup, 6 h tiles). Every value can be overridden
+from the command line (--runtime, --ramp) or a YAML (--profile-file).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from iogate.yamlfile import load_model
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    runtime_s: float  # measured time of one run point
+    ramp_s: float  # warmup before measuring (fio ramp_time)
+    tile_runtime_s: float  # tiles and events: a longer steady load
+    prefill: bool  # sequential 256 KiB write of every volume before the first test
+    grid: str  # which points of a sweep grid run: "corners", "reduced" or "all"
+
+    def with_overrides(self, **overrides: Any) -> Profile:
+        return replace(self, **{k: v for k, v in overrides.items() if v is not None})
+
+
+PROFILES = {
+    "smoke": Profile("smoke", runtime_s=4, ramp_s=1, tile_runtime_s=8, prefill=True, grid="corners"),
+    "quick": Profile("quick", runtime_s=20, ramp_s=5, tile_runtime_s=120, prefill=True, grid="reduced"),
+    "full": Profile("full", runtime_s=60, ramp_s=20, tile_runtime_s=6 * 3600, prefill=True, grid="all"),
+}
+
+
+class ProfileFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    base: str = "quick"
+    runtime_s: float | None = None
+    ramp_s: float | None = None
+    tile_runtime_s: float | None = None
+    prefill: bool | None = None
+    grid: str | None = None
+
+
+def resolve_profile(name: str, path: Path | None = None, **overrides: Any) -> Profile:
+    """A named profile, then a profile YAML's values, then command-line overrides."""
+    if path is not None:
+        spec = load_model(ProfileFile, path)
+        profile = PROFILES[spec.base].with_overrides(**spec.model_dump(exclude={"base"}))
+    else:
+        if name not in PROFILES:
+            raise ValueError(f"unknown profile {name!r} (smoke, quick, full)")
+        profile = PROFILES[name]
+    return profile.with_overrides(**overrides)

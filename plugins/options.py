@@ -1,0 +1,82 @@
+"""Command-line options, declared in one place, flowing into one config object."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from criteria.spec import AcceptanceSpec, load_spec
+from iogate.errors import IOGateError
+from iogate.lab import DEFAULT_LAB, Lab, load_lab
+from iogate.profiles import Profile, resolve_profile
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFIG_KEY = pytest.StashKey["IOGateConfig"]()
+
+
+@dataclass(frozen=True)
+class IOGateConfig:
+    lab: Lab
+    profile: Profile
+    spec: AcceptanceSpec
+    results_db: Path
+    baseline: str | None
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("iogate", "IOGate storage acceptance")
+    group.addoption("--lab", default=str(DEFAULT_LAB), help="lab YAML (default: labs/local.yaml, the embedded local lab)")
+    group.addoption("--profile", default="smoke", choices=["smoke", "quick", "full"], help="run profile (default smoke)")
+    group.addoption("--profile-file", default=None, help="YAML overriding the profile's durations and grids")
+    group.addoption("--runtime", type=float, default=None, help="override: measured seconds per run point")
+    group.addoption("--ramp", type=float, default=None, help="override: warmup seconds per run point")
+    group.addoption("--criteria", default=str(ROOT / "criteria" / "poc.yaml"), help="acceptance spec YAML (criteria/poc.yaml)")
+    group.addoption("--results-db", default=str(ROOT / ".iogate" / "results.sqlite"), help="SQLite results store")
+    group.addoption("--baseline", default=None, help="compare with stored runs: last | median:K | RUN_ID")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Validate the lab before any fixture provisions anything."""
+    if not hasattr(config.option, "lab"):
+        return
+    try:
+        lab = load_lab(config.option.lab)
+        profile = resolve_profile(
+            config.option.profile,
+            Path(config.option.profile_file) if config.option.profile_file else None,
+            runtime_s=config.option.runtime,
+            ramp_s=config.option.ramp,
+        )
+        spec = load_spec(config.option.criteria)
+    except (IOGateError, ValueError) as exc:
+        raise pytest.UsageError(str(exc)) from None
+    config.stash[CONFIG_KEY] = IOGateConfig(
+        lab=lab,
+        profile=profile,
+        spec=spec,
+        results_db=Path(config.option.results_db),
+        baseline=config.option.baseline,
+    )
+
+
+@pytest.fixture(scope="session")
+def iogate_config(pytestconfig: pytest.Config) -> IOGateConfig:
+    return pytestconfig.stash[CONFIG_KEY]
+
+
+@pytest.fixture(scope="session")
+def lab(iogate_config: IOGateConfig) -> Lab:
+    return iogate_config.lab
+
+
+@pytest.fixture(scope="session")
+def profile(iogate_config: IOGateConfig) -> Profile:
+    return iogate_config.profile
+
+
+@pytest.fixture(scope="session")
+def spec(iogate_config: IOGateConfig) -> AcceptanceSpec:
+    """The acceptance spec (--criteria): which checks and bounds each test family applies."""
+    return iogate_config.spec

@@ -1,0 +1,65 @@
+"""Job rendering: a WorkloadSpec becomes the fio options a storage engineer expects."""
+
+import pytest
+
+from iogate.arrays.base import Volume
+from iogate.engines.fio.jobfile import job_options, render
+from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
+from iogate.hosts.connectors.base import Connection
+from iogate.lab import DeviceIdentity
+
+VOLUME = Volume("v1", 1 << 30, DeviceIdentity(backing_file="/p/v1.img"), {"device": "/dev/loop9"})
+TARGET = Connection(protocol="block", host="h1", volume=VOLUME, filename="/dev/loop9", device="/dev/loop9")
+
+
+def options(**kw: object) -> dict[str, str]:
+    return job_options(JobSpec("j", WorkloadSpec("w", **kw), TARGET), "/logs/j")  # type: ignore[arg-type]
+
+
+def test_mixed_random() -> None:
+    opts = options(read_pct=70, random_pct=100, bs="4k", iodepth=8)
+    assert opts["rw"] == "randrw" and opts["rwmixread"] == "70"
+    assert opts["bs"] == "4k" and opts["iodepth"] == "8" and opts["filename"] == "/dev/loop9"
+    assert "percentage_random" not in opts
+
+
+def test_pure_read_and_sequential_write() -> None:
+    assert options(read_pct=100)["rw"] == "randread"
+    assert options(read_pct=0, random_pct=0)["rw"] == "write"
+
+
+def test_partly_random() -> None:
+    opts = options(read_pct=95, random_pct=75)
+    assert opts["rw"] == "randrw" and opts["percentage_random"] == "75"
+
+
+def test_rate_split_by_mix() -> None:
+    assert options(read_pct=70, rate_iops=100)["rate_iops"] == "70,30"
+    assert options(read_pct=100, rate_iops=25)["rate_iops"] == "25"
+    assert options(read_pct=0, rate_iops=25)["rate_iops"] == ",25"
+
+
+def test_data_pattern_and_verify() -> None:
+    opts = options(read_pct=0, dedupe_pct=50, compress_pct=50, verify="crc32c")
+    assert opts["dedupe_percentage"] == "50" and opts["buffer_compress_percentage"] == "50"
+    assert opts["verify"] == "crc32c"
+
+
+def test_logs_and_epoch_clock_in_every_job_file() -> None:
+    text = render([JobSpec("vm1", WorkloadSpec("w"), TARGET)], "/logs")
+    assert "log_unix_epoch=1" in text and "log_hist_msec=1000" in text and "log_avg_msec=1000" in text
+    assert "write_iops_log=/logs/vm1" in text and "[vm1]" in text
+
+
+def test_engine_options_of_the_connection_win() -> None:
+    nbd = Connection(protocol="nbd", host="h1", volume=VOLUME, filename="nbd-v1", device="/dev/loop9",
+                     fio_options={"ioengine": "nbd", "uri": "nbd+unix:///?socket=/s"})
+    opts = job_options(JobSpec("j", WorkloadSpec("w"), nbd), "/l/j")
+    assert opts["ioengine"] == "nbd" and opts["uri"].endswith("socket=/s")
+
+
+def test_bad_workloads_rejected() -> None:
+    with pytest.raises(ValueError, match="read_pct=120 is not a percentage"):
+        WorkloadSpec("w", read_pct=120)
+    with pytest.raises(ValueError, match="job names must be unique"):
+        RunPlan("p", (JobSpec("a", WorkloadSpec("w"), TARGET), JobSpec("a", WorkloadSpec("w"), TARGET)))
