@@ -3,6 +3,7 @@
 pytest_plugins = [
     "plugins.options",
     "plugins.verdicts",
+    "plugins.parametrize",
     "plugins.report",
     "fixtures.lab",
     "fixtures.volumes",
