@@ -4,6 +4,7 @@ pytest_plugins = [
     "plugins.options",
     "plugins.verdicts",
     "plugins.parametrize",
+    "plugins.scheduling",
     "plugins.report",
     "fixtures.lab",
     "fixtures.volumes",
