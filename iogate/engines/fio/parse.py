@@ -6,6 +6,7 @@ into zeros that a criterion would then happily judge.
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from collections import defaultdict
@@ -101,14 +102,22 @@ def _log_rows(text: str, source: str) -> Iterable[list[str]]:
         yield fields
 
 
-def parse_logs(files: Mapping[str, str], host: str) -> tuple[list[Sample], list[HistSample]]:
+def _nearest(times: list[int], values: list[float], t_ms: int, within_ms: int) -> float:
+    """Value logged closest to t_ms, if within the tolerance (else 0)."""
+    index = bisect.bisect_left(times, t_ms)
+    best = min((i for i in (index - 1, index) if 0 <= i < len(times)), key=lambda i: abs(times[i] - t_ms), default=None)
+    return values[best] if best is not None and abs(times[best] - t_ms) <= within_ms else 0.0
+
+
+def parse_logs(files: Mapping[str, str], host: str, interval_ms: int = 1000) -> tuple[list[Sample], list[HistSample]]:
     """Per-second samples from fio log files given as {file name: text}.
 
-    IOPS and mean-clat logs pair up by (job, clone, time, direction); numjobs
-    clones stay separate samples of the same job (Series.totals adds them).
+    IOPS and mean-clat logs pair up by (job, clone, direction) and nearest time:
+    fio stamps the two logs up to a few hundred ms apart. numjobs clones stay
+    separate samples of the same job (Series.totals adds them).
     """
-    iops: dict[tuple[str, str, int, Dir], float] = {}
-    clat: dict[tuple[str, str, int, Dir], float] = {}
+    iops: dict[tuple[str, str, Dir], list[tuple[int, float]]] = defaultdict(list)
+    clat: dict[tuple[str, str, Dir], list[tuple[int, float]]] = defaultdict(list)
     hist: list[HistSample] = []
     for name, text in files.items():
         match = _LOG_NAME.match(Path(name).name)
@@ -124,12 +133,14 @@ def parse_logs(files: Mapping[str, str], host: str) -> tuple[list[Sample], list[
                 if len(counts) != PLAT_NR:
                     raise EngineError(f"{name}: histogram line has {len(counts)} bins, expected {PLAT_NR} (log_hist_coarseness must be 0)")
                 hist.append(HistSample(t_ms, job, host, ddir, {i: c for i, c in enumerate(counts) if c}))
-            elif kind == "iops":
-                iops[(job, clone, t_ms, ddir)] = float(fields[1])
             else:
-                clat[(job, clone, t_ms, ddir)] = float(fields[1])
-    samples = [
-        Sample(t_ms=key[2], job=key[0], host=host, dir=key[3], iops=value, clat_mean_ns=clat.get(key, 0.0))
-        for key, value in sorted(iops.items(), key=lambda kv: (kv[0][2], kv[0][0], kv[0][1]))
-    ]
+                (iops if kind == "iops" else clat)[(job, clone, ddir)].append((t_ms, float(fields[1])))
+    samples = []
+    for key, points in iops.items():
+        latency = sorted(clat.get(key, []))
+        times, values = [t for t, _ in latency], [v for _, v in latency]
+        for t_ms, value in points:
+            mean_ns = _nearest(times, values, t_ms, interval_ms // 2)
+            samples.append(Sample(t_ms=t_ms, job=key[0], host=host, dir=key[2], iops=value, clat_mean_ns=mean_ns))
+    samples.sort(key=lambda s: (s.t_ms, s.job, s.dir.value))
     return samples, hist

@@ -1,0 +1,98 @@
+"""What criteria measure, read the same way from a whole run or from one window.
+
+A *source* is either a RunResult (fio's own totals over the measured run:
+exact IOPS, bandwidth and merged json+ histograms) or a WindowStats (per-second
+logs cut to a window of the epoch clock). Directions: "read", "write", "trim",
+"all" (every direction together) or, where a criterion allows it, "each"
+(every direction that did I/O, judged separately).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from iogate.metrics.histogram import Histogram
+from iogate.metrics.types import Dir, RunResult
+from iogate.metrics.windows import WindowStats
+
+Source = RunResult | WindowStats
+DirectionName = Literal["read", "write", "trim", "all"]
+DirectionOrEach = Literal["read", "write", "trim", "all", "each"]
+
+_STAT = re.compile(r"^(mean|p(\d+(?:\.\d+)?))$")
+NS_PER_MS = 1_000_000
+
+
+def parse_stat(stat: str) -> float | None:
+    """"mean" -> None, "p99" -> 99.0, "p99.9" -> 99.9; anything else is an error."""
+    match = _STAT.match(stat)
+    if not match:
+        raise ValueError(f"latency statistic {stat!r}: use mean, p50, p99, p99.9 ...")
+    if match.group(2) is None:
+        return None
+    pct = float(match.group(2))
+    if not 0 < pct <= 100:
+        raise ValueError(f"latency statistic {stat!r}: percentile must be in (0, 100]")
+    return pct
+
+
+def window_name(source: Source) -> str:
+    return source.name if isinstance(source, WindowStats) else "measure"
+
+
+def active_directions(source: Source) -> list[str]:
+    if isinstance(source, WindowStats):
+        return [d.value for d, stats in source.directions.items() if stats.intervals and stats.iops > 0]
+    return [d.value for d in Dir if any(j.directions.get(d) and j.directions[d].active for j in source.jobs)]
+
+
+def expand_directions(source: Source, direction: str) -> list[str]:
+    return active_directions(source) if direction == "each" else [direction]
+
+
+def _run_dirs(run: RunResult, direction: str) -> list[Dir]:
+    present = {d for j in run.jobs for d in j.directions}
+    wanted = list(Dir) if direction == "all" else [Dir(direction)]
+    return [d for d in wanted if d in present]
+
+
+def iops_of(source: Source, direction: str = "all") -> float:
+    if isinstance(source, WindowStats):
+        return source.of(direction).iops
+    return sum(source.total(d).iops for d in _run_dirs(source, direction))
+
+
+def bytes_per_s_of(source: Source, direction: str = "all") -> float | None:
+    """Bandwidth; None for a window whose block size is unknown."""
+    if isinstance(source, WindowStats):
+        size = source.block_size_bytes
+        return source.of(direction).iops * size if size else None
+    return sum(source.total(d).bw_bytes_per_s for d in _run_dirs(source, direction))
+
+
+def latency_ns_of(source: Source, stat: str, direction: str = "all") -> float:
+    """Mean or pXX completion latency in ns; percentiles from merged fio bins."""
+    pct = parse_stat(stat)
+    if isinstance(source, WindowStats):
+        part = source.of(direction)
+        return part.latency_mean_ns if pct is None else part.percentile_ns(pct)
+    totals = [source.total(d) for d in _run_dirs(source, direction)]
+    if pct is None:
+        ios = sum(t.clat.samples for t in totals)
+        return sum(t.clat.mean_ns * t.clat.samples for t in totals) / ios if ios else 0.0
+    return Histogram.merged(Histogram.from_json_bins(t.clat.bins) for t in totals).percentile_ns(pct)
+
+
+def metric_of(source: Source, metric: str, direction: str = "all") -> float | None:
+    """"iops" or "mb_per_s" (decimal MB/s, as reports quote bandwidth)."""
+    if metric == "iops":
+        return iops_of(source, direction)
+    if metric == "mb_per_s":
+        value = bytes_per_s_of(source, direction)
+        return None if value is None else value / 1e6
+    raise ValueError(f"throughput metric {metric!r}: use iops or mb_per_s")
+
+
+def pct_change(new: float, old: float) -> float:
+    return (new - old) / old * 100.0

@@ -1,0 +1,46 @@
+"""iops_at_latency: "780k IOPS @ 0.5 ms": the highest IOPS whose latency stays <= L.
+
+Over the sweep's measured points (no interpolation: a figure quoted must have
+been measured), take every point whose latency statistic is <= L and report
+the highest IOPS among them. Pass when it is >= min_iops. A sweep where no
+point meets L fails with 0 IOPS.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import Field, field_validator
+
+from criteria.common import NS_PER_MS, parse_stat
+from criteria.params import CriterionParams, LatencyNs
+from criteria.points import SweepPoint
+from iogate.verdict import Verdict
+
+NAME = "iops_at_latency"
+
+
+class Params(CriterionParams):
+    max_latency_ns: LatencyNs = Field(alias="max_latency")
+    min_iops: float
+    stat: str = "mean"
+
+    @field_validator("stat")
+    @classmethod
+    def _known_stat(cls, stat: str) -> str:
+        parse_stat(stat)
+        return stat
+
+
+def evaluate(points: Sequence[SweepPoint], *, max_latency_ns: float, min_iops: float, stat: str = "mean") -> Verdict:
+    rows = [{"point": p.label, "iops": p.iops, "latency_ms": p.latency_ns(stat) / NS_PER_MS,
+             "within_latency": p.latency_ns(stat) <= max_latency_ns} for p in points]
+    eligible = [r for r in rows if r["within_latency"]]
+    best = max(eligible, key=lambda r: r["iops"], default=None)
+    bound_ms = max_latency_ns / NS_PER_MS
+    window = f"sweep of {len(rows)} points"
+    if best is None:
+        return Verdict(NAME, False, 0.0, min_iops, "IOPS", window, evidence=tuple(rows),
+                       detail=f"no point has {stat} latency <= {bound_ms:g} ms")
+    return Verdict(NAME, best["iops"] >= min_iops, best["iops"], min_iops, "IOPS", window, evidence=tuple(rows),
+                   detail=f"{best['iops']:.6g} IOPS @ {stat} {best['latency_ms']:.4g} ms (point {best['point']}; limit {bound_ms:g} ms)")

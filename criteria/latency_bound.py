@@ -1,0 +1,44 @@
+"""latency_bound: mean or pXX completion latency stays <= L (in a window or the run).
+
+Percentiles come from fio's histogram bins merged over every job and host
+(never from averaging per-job percentiles). direction "each" judges every
+direction that did I/O on its own and reports the worst.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field, field_validator
+
+from criteria.common import NS_PER_MS, DirectionOrEach, Source, expand_directions, latency_ns_of, parse_stat, window_name
+from criteria.params import CriterionParams, LatencyNs
+from iogate.verdict import Verdict
+
+NAME = "latency_bound"
+
+
+class Params(CriterionParams):
+    max_latency_ns: LatencyNs = Field(alias="max_latency")
+    stat: str = "p99"
+    direction: DirectionOrEach = "each"
+
+    @field_validator("stat")
+    @classmethod
+    def _known_stat(cls, stat: str) -> str:
+        parse_stat(stat)
+        return stat
+
+
+def evaluate(source: Source, *, max_latency_ns: float, stat: str = "p99", direction: str = "each") -> Verdict:
+    rows = []
+    for name in expand_directions(source, direction):
+        value_ns = latency_ns_of(source, stat, name)
+        rows.append({"direction": name, "stat": stat, "latency_ms": value_ns / NS_PER_MS, "passed": value_ns <= max_latency_ns})
+    bound_ms = max_latency_ns / NS_PER_MS
+    if not rows:
+        return Verdict(NAME, False, float("nan"), bound_ms, "ms", window_name(source), detail="no I/O measured")
+    worst = max(rows, key=lambda r: r["latency_ms"])
+    failing = [r["direction"] for r in rows if not r["passed"]]
+    detail = f"{stat} {worst['direction']} (worst of {', '.join(r['direction'] for r in rows)})"
+    if failing:
+        detail += f"; over the bound: {', '.join(failing)}"
+    return Verdict(NAME, not failing, worst["latency_ms"], bound_ms, "ms", window_name(source), evidence=tuple(rows), detail=detail)

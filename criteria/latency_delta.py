@@ -1,0 +1,50 @@
+"""latency_delta: latency during an event rises by at most X % over the baseline window.
+
+Both windows come from the same run (iogate.metrics.windows.event_windows), so
+the only thing that changed is the event (dedupe, snapshot, mirror). Each
+statistic in `stats` (mean, p99 ...) is judged; the worst rise is reported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import field_validator
+
+from criteria.common import NS_PER_MS, DirectionName, Source, latency_ns_of, parse_stat, pct_change, window_name
+from criteria.params import CriterionParams
+from iogate.verdict import Verdict
+
+NAME = "latency_delta"
+
+
+class Params(CriterionParams):
+    max_rise_pct: float
+    stats: tuple[str, ...] = ("mean", "p99")
+    direction: DirectionName = "all"
+
+    @field_validator("stats")
+    @classmethod
+    def _known_stats(cls, stats: tuple[str, ...]) -> tuple[str, ...]:
+        for stat in stats:
+            parse_stat(stat)
+        return stats
+
+
+def evaluate(baseline: Source, event: Source, *, max_rise_pct: float, stats: Sequence[str] = ("mean", "p99"),
+             direction: str = "all") -> Verdict:
+    window = f"{window_name(event)} vs {window_name(baseline)}"
+    rows = []
+    for stat in stats:
+        before_ns = latency_ns_of(baseline, stat, direction)
+        during_ns = latency_ns_of(event, stat, direction)
+        if before_ns <= 0 or during_ns <= 0:
+            empty = window_name(baseline) if before_ns <= 0 else window_name(event)
+            return Verdict(NAME, False, float("nan"), max_rise_pct, "%", window, detail=f"no {stat} latency in window {empty}")
+        rise = pct_change(during_ns, before_ns)
+        rows.append({"stat": stat, "baseline_ms": before_ns / NS_PER_MS, "event_ms": during_ns / NS_PER_MS,
+                     "rise_pct": rise, "passed": rise <= max_rise_pct})
+    worst = max(rows, key=lambda r: r["rise_pct"])
+    detail = "; ".join(f"{r['stat']} {r['baseline_ms']:.4g} -> {r['event_ms']:.4g} ms ({r['rise_pct']:+.1f} %)" for r in rows)
+    return Verdict(NAME, all(r["passed"] for r in rows), worst["rise_pct"], max_rise_pct, "%", window,
+                   evidence=tuple(rows), detail=f"{direction}: {detail}")

@@ -1,0 +1,33 @@
+"""Types for bounds in spec YAML: latencies carry their unit ("0.5ms", "150us")."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict
+
+_LATENCY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ns|us|µs|ms|s)\s*$")
+_NS_PER = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
+
+
+def parse_latency_ns(value: object) -> float:
+    """"0.5ms" -> 500000.0. A bare number is refused in YAML: 0.5 of what?"""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        raise ValueError(f"latency {value!r} has no unit: write e.g. {value}ms or {value}us")
+    match = _LATENCY.match(str(value))
+    if not match:
+        raise ValueError(f"not a latency: {value!r} (use e.g. 0.5ms, 150us, 2s)")
+    return float(match.group(1)) * _NS_PER[match.group(2)]
+
+
+LatencyNs = Annotated[float, BeforeValidator(parse_latency_ns)]
+
+
+class CriterionParams(BaseModel):
+    """Bounds of one criterion as a spec sets them; field names are evaluate() keywords."""
+
+    model_config = ConfigDict(extra="forbid", validate_by_name=True, validate_by_alias=True, frozen=True)
+
+    def keywords(self) -> dict[str, object]:
+        return self.model_dump()

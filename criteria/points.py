@@ -1,0 +1,37 @@
+"""SweepPoint: one load level of a sweep (threads, VMs, queue depth) as plain numbers.
+
+Sweep criteria (iops_at_latency, knee) take a list of these in load order.
+
+>>> SweepPoint.from_run(run, label="qd=8")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from criteria.common import Source, iops_of, latency_ns_of, parse_stat
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    label: str
+    iops: float
+    latency_mean_ns: float
+    latency_pct_ns: Mapping[float, float] = field(default_factory=dict)  # percentile -> ns
+
+    def latency_ns(self, stat: str) -> float:
+        pct = parse_stat(stat)
+        if pct is None:
+            return self.latency_mean_ns
+        if pct not in self.latency_pct_ns:
+            raise ValueError(f"sweep point {self.label}: no p{pct:g} recorded (have {sorted(self.latency_pct_ns)})")
+        return self.latency_pct_ns[pct]
+
+    @classmethod
+    def from_source(cls, source: Source, label: str, pcts: Iterable[float] = (50.0, 99.0, 99.9), direction: str = "all") -> SweepPoint:
+        """From a RunResult (one sweep point run) or a WindowStats."""
+        return cls(label, iops_of(source, direction), latency_ns_of(source, "mean", direction),
+                   {p: latency_ns_of(source, f"p{p:g}", direction) for p in pcts})
+
+    from_run = from_source

@@ -1,0 +1,60 @@
+"""relative_to_baseline: each value within ±X % of a named baseline (baseline = 100).
+
+The protocol-comparison language: "FC 4 Gb = 100; NFS within 5 % of the
+baseline". `values` maps a name (protocol, transport, build) to a measured
+figure, one of them being the baseline. Modes:
+  within      |relative - 100| <= X   (either direction is a deviation)
+  not_below   relative >= 100 - X     (higher is better: IOPS, MB/s)
+  not_above   relative <= 100 + X     (lower is better: latency, CPU per IO)
+measured = the worst deviation from 100 in percentage points (a shortfall for
+not_below, an excess for not_above).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Literal
+
+from pydantic import Field
+
+from criteria.params import CriterionParams
+from iogate.verdict import Verdict
+
+NAME = "relative_to_baseline"
+
+
+class Params(CriterionParams):
+    tolerance_pct: float = Field(ge=0)
+    mode: Literal["within", "not_below", "not_above"] = "within"
+    metric: str = "iops"
+
+
+def _deviation(relative: float, mode: str) -> float:
+    if mode == "within":
+        return abs(relative - 100.0)
+    if mode == "not_below":
+        return 100.0 - relative
+    if mode == "not_above":
+        return relative - 100.0
+    raise ValueError(f"relative_to_baseline mode {mode!r}: use within, not_below or not_above")
+
+
+def evaluate(values: Mapping[str, float], baseline: str, *, tolerance_pct: float, mode: str = "within", metric: str = "iops") -> Verdict:
+    window = f"vs {baseline}"
+    if baseline not in values:
+        raise ValueError(f"baseline {baseline!r} not among the measured values {sorted(values)}")
+    base = values[baseline]
+    if base <= 0:
+        return Verdict(NAME, False, float("nan"), tolerance_pct, "% points", window, detail=f"baseline {baseline} {metric} is {base:g}")
+    rows = []
+    for name, value in values.items():
+        relative = 100.0 * value / base
+        deviation = _deviation(relative, mode)
+        rows.append({"name": name, metric: value, "relative": relative, "deviation": deviation, "passed": deviation <= tolerance_pct})
+    others = [r for r in rows if r["name"] != baseline] or rows
+    worst = max(others, key=lambda r: r["deviation"])
+    failing = [r["name"] for r in rows if not r["passed"]]
+    detail = ", ".join(f"{r['name']} = {r['relative']:.1f}" for r in rows) + f" ({metric}, {baseline} = 100, {mode} {tolerance_pct:g} %)"
+    if failing:
+        detail += f"; out of bounds: {', '.join(failing)}"
+    return Verdict(NAME, not failing, worst["deviation"], tolerance_pct, "% points", window, evidence=tuple(rows), detail=detail)

@@ -1,0 +1,144 @@
+"""Acceptance specs (criteria/poc.yaml, criteria/nightly.yaml): which criteria, which bounds, per test family.
+
+A spec file names, for each test family (baseline, sweep, tiles ...), its
+checks: a check is a named use of a criterion with its bounds, e.g.
+
+    families:
+      baseline:
+        checks:
+          p99_latency_max: {criterion: latency_bound, stat: p99, max_latency: 50ms}
+
+Loading validates everything before a test runs: the file's structure, the
+criterion names and each criterion's bounds (its Params model), and every error
+names file:line ("criteria/poc.yaml line 14: families.baseline.checks.
+p99_latency_max.max_latency: ...").
+
+>>> spec = load_spec(Path("criteria/poc.yaml"))
+>>> verdict = spec.for_family("baseline")["iops_min"].evaluate(run)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from criteria import registry
+from criteria.params import CriterionParams
+from iogate.errors import LabFileError
+from iogate.verdict import Verdict
+from iogate.yamlfile import line_of, load_yaml, validate
+
+FamilyName = Literal["baseline", "sweep", "tiles", "kpi", "protocols", "scaling", "events", "regression"]
+FAMILIES: tuple[str, ...] = FamilyName.__args__
+SPEC_DIR = Path(__file__).resolve().parent
+
+
+class _CheckModel(BaseModel):
+    """A check as written: criterion, window, description; every other key is a bound."""
+
+    model_config = ConfigDict(extra="allow")
+    criterion: str
+    window: str = "measure"
+    description: str = ""
+
+
+class _FamilyModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    description: str = ""
+    checks: dict[str, _CheckModel]
+
+
+class _SpecModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    version: Literal[1]
+    description: str = ""
+    families: dict[FamilyName, _FamilyModel]
+
+
+@dataclass(frozen=True)
+class Check:
+    """One criterion with its bounds, as a family of tests applies it."""
+
+    name: str
+    family: str
+    criterion: str
+    params: CriterionParams
+    window: str = "measure"  # which window of the run the test should hand in
+    description: str = ""
+    where: str = ""  # file:line, for messages
+
+    def evaluate(self, *inputs: Any, **extra: Any) -> Verdict:
+        """Run the criterion on the inputs with this check's bounds; `extra` adds
+        per-test keywords (targets, limit ...) or overrides a bound."""
+        verdict = registry.get(self.criterion).evaluate(*inputs, **{**self.params.keywords(), **extra})
+        return dataclasses.replace(verdict, criterion=self.name)
+
+    def bound(self, key: str) -> Any:
+        return getattr(self.params, key)
+
+
+@dataclass(frozen=True)
+class FamilySpec:
+    name: str
+    checks: Mapping[str, Check]
+    description: str = ""
+    path: Path | None = None
+
+    def __getitem__(self, name: str) -> Check:
+        try:
+            return self.checks[name]
+        except KeyError:
+            raise LabFileError(f"{self.path}: family {self.name} has no check {name!r} (has: {', '.join(self.checks)})") from None
+
+    def __iter__(self) -> Iterator[Check]:
+        return iter(self.checks.values())
+
+    def __len__(self) -> int:
+        return len(self.checks)
+
+
+@dataclass(frozen=True)
+class AcceptanceSpec:
+    path: Path
+    families: Mapping[str, FamilySpec]
+    description: str = ""
+
+    def for_family(self, name: str) -> FamilySpec:
+        """The checks of one family; a family the file leaves out has no checks."""
+        if name not in FAMILIES:
+            raise LabFileError(f"{self.path}: unknown test family {name!r} (families: {', '.join(FAMILIES)})")
+        return self.families.get(name, FamilySpec(name, {}, path=self.path))
+
+
+def load_spec(path: Path | str) -> AcceptanceSpec:
+    """Load and validate a spec file; LabFileError names file:line on any mistake."""
+    path = Path(path)
+    data, lines = load_yaml(path)
+    model = validate(_SpecModel, data, path, lines)
+    families: dict[str, FamilySpec] = {}
+    for family_name, family in model.families.items():
+        checks: dict[str, Check] = {}
+        for check_name, check in family.checks.items():
+            loc = ("families", family_name, "checks", check_name)
+            line = line_of(lines, (*loc, "criterion"))
+            where = f"{path} line {line}" if line else str(path)
+            if check.criterion not in registry.REGISTRY:
+                raise LabFileError(
+                    f"{where}: {'.'.join(loc)}.criterion: unknown criterion {check.criterion!r} "
+                    f"(known: {', '.join(sorted(registry.REGISTRY))})"
+                )
+            params = validate(registry.get(check.criterion).params, check.model_extra or {}, path, lines, prefix=loc)
+            checks[check_name] = Check(check_name, family_name, check.criterion, params, check.window, check.description, where)
+        families[family_name] = FamilySpec(family_name, checks, family.description, path)
+    return AcceptanceSpec(path, families, model.description)
+
+
+def load_named(name: str) -> AcceptanceSpec:
+    """"poc" or "nightly" (the specs shipped in criteria/), or a path to another spec."""
+    candidate = SPEC_DIR / f"{name}.yaml"
+    return load_spec(candidate if candidate.exists() else Path(name))

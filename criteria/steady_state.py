@@ -1,0 +1,66 @@
+"""steady_state: SNIA PTS steady-state detection over measurement rounds.
+
+SNIA Solid State Storage Performance Test Specification: a device is steady
+when, in a measurement window of `window_rounds` (5) consecutive rounds of the
+tracking variable (e.g. 4 KiB random write IOPS of each round):
+  * range:  max - min of the window <= max_range_pct (20 %) of the window mean;
+  * slope:  the least-squares line fitted across the window changes by at most
+            max_slope_pct (10 %) of the window mean from its first to its last
+            round (|slope| x (window_rounds - 1), the spec's "slope excursion").
+The first window that meets both (ending at round r, counted from 1) is the
+steady-state window; pass when r <= max_rounds (the spec's 25). Rounds after
+max_rounds are ignored: steady state reached too late is a failure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import Field
+
+from criteria.params import CriterionParams
+from iogate.verdict import Verdict
+
+NAME = "steady_state"
+
+
+class Params(CriterionParams):
+    window_rounds: int = Field(5, ge=2)
+    max_range_pct: float = Field(20.0, gt=0)
+    max_slope_pct: float = Field(10.0, gt=0)
+    max_rounds: int = Field(25, ge=2)
+
+
+def least_squares_slope(values: Sequence[float]) -> float:
+    n = len(values)
+    mean_x = (n - 1) / 2
+    mean_y = sum(values) / n
+    num = sum((i - mean_x) * (v - mean_y) for i, v in enumerate(values))
+    den = sum((i - mean_x) ** 2 for i in range(n))
+    return num / den
+
+
+def check_window(values: Sequence[float], max_range_pct: float, max_slope_pct: float) -> dict[str, float | bool]:
+    mean = sum(values) / len(values)
+    range_pct = 100.0 * (max(values) - min(values)) / mean if mean else float("inf")
+    excursion_pct = 100.0 * abs(least_squares_slope(values)) * (len(values) - 1) / mean if mean else float("inf")
+    return {"mean": mean, "range_pct": range_pct, "slope_excursion_pct": excursion_pct,
+            "steady": range_pct <= max_range_pct and excursion_pct <= max_slope_pct}
+
+
+def evaluate(rounds: Sequence[float], *, window_rounds: int = 5, max_range_pct: float = 20.0, max_slope_pct: float = 10.0,
+             max_rounds: int = 25) -> Verdict:
+    considered = list(rounds[:max_rounds])
+    rows = []
+    for end in range(window_rounds, len(considered) + 1):
+        window = considered[end - window_rounds:end]
+        row = {"rounds": f"{end - window_rounds + 1}-{end}", **check_window(window, max_range_pct, max_slope_pct)}
+        rows.append(row)
+        if row["steady"]:
+            return Verdict(NAME, True, end, max_rounds, "rounds", f"rounds {row['rounds']}", evidence=tuple(rows),
+                           detail=f"steady at round {end}: range {row['range_pct']:.1f} % (<= {max_range_pct:g}), "
+                                  f"slope excursion {row['slope_excursion_pct']:.1f} % (<= {max_slope_pct:g}) of mean {row['mean']:.6g}")
+    reason = (f"only {len(considered)} rounds, a window needs {window_rounds}" if len(considered) < window_rounds
+              else f"no window of {window_rounds} rounds within {len(considered)} rounds met range <= {max_range_pct:g} % "
+                   f"and slope excursion <= {max_slope_pct:g} %")
+    return Verdict(NAME, False, len(considered), max_rounds, "rounds", f"rounds 1-{len(considered)}", evidence=tuple(rows), detail=reason)

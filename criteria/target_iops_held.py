@@ -1,0 +1,74 @@
+"""target_iops_held: every VM (fio job) reaches and keeps its configured IOPS target.
+
+Hitachi's tile criterion, "VMs reach and maintain the configured I/O target":
+per job and host, per interval, actual IOPS (all directions) is compared with
+the requested rate. A VM holds its target when actual >= (1 - tolerance) x
+target in at least `min_fraction` of the intervals in the window. The verdict
+passes when every VM holds; its detail names the VMs that missed.
+
+Targets are keyed by job name (every host's job of that name has that target)
+or by "host/job" (one VM). A targeted VM without samples in the window missed
+in every interval: a silent VM is not a passing VM.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from pydantic import Field
+
+from criteria.params import CriterionParams
+from iogate.metrics.types import Series
+from iogate.metrics.windows import Window
+from iogate.verdict import Verdict
+
+NAME = "target_iops_held"
+
+
+class Params(CriterionParams):
+    tolerance: float = Field(0.1, ge=0, lt=1)
+    min_fraction: float = Field(0.9, gt=0, le=1)
+
+
+def _target_for(targets: Mapping[str, float], host: str, job: str) -> float | None:
+    return targets.get(f"{host}/{job}", targets.get(job))
+
+
+def evaluate(series: Series, targets: Mapping[str, float], *, tolerance: float = 0.1, min_fraction: float = 0.9,
+             window: Window | None = None) -> Verdict:
+    samples = [s for s in series.samples if window is None or window.holds(s.t_ms, series.interval_ms)]
+    vms = sorted({(s.host, s.job) for s in samples if _target_for(targets, s.host, s.job) is not None})
+    seen_keys = {f"{h}/{j}" for h, j in vms} | {j for _, j in vms}
+    rows = []
+    for host, job in vms:
+        target = _target_for(targets, host, job) or 0.0
+        floor = (1 - tolerance) * target
+        per_interval = Series(tuple(s for s in samples if s.host == host and s.job == job), (), series.interval_ms).totals()
+        held = sum(1 for _, iops, _ in per_interval if iops >= floor)
+        rows.append({"vm": f"{host}/{job}", "target_iops": target, "floor_iops": floor, "intervals": len(per_interval), "held": held,
+                     "min_iops": min(iops for _, iops, _ in per_interval),
+                     "mean_iops": sum(iops for _, iops, _ in per_interval) / len(per_interval)})
+    for key in sorted(set(targets) - seen_keys):
+        rows.append({"vm": key, "target_iops": targets[key], "floor_iops": (1 - tolerance) * targets[key], "intervals": 0, "held": 0,
+                     "min_iops": 0.0, "mean_iops": 0.0})
+    for row in rows:
+        row["held_pct"] = 100.0 * row["held"] / row["intervals"] if row["intervals"] else 0.0
+        row["passed"] = row["intervals"] > 0 and row["held"] >= min_fraction * row["intervals"]
+    missed = [r for r in rows if not r["passed"]]
+    window_label = window.name if window else "measure"
+    bound_pct = 100.0 * min_fraction
+    if not rows:
+        return Verdict(NAME, False, float("nan"), bound_pct, "% intervals", window_label, detail="no IOPS targets given")
+    worst = min(rows, key=lambda r: r["held_pct"])
+    detail = f"{len(rows) - len(missed)}/{len(rows)} VMs held target -{tolerance:.0%} in >= {min_fraction:.0%} of intervals"
+    if missed:
+        shown = ", ".join(f"{r['vm']} ({r['held']}/{r['intervals']} intervals, min {r['min_iops']:.0f} of {r['target_iops']:g} IOPS)"
+                          for r in missed[:10])
+        more = f" and {len(missed) - 10} more" if len(missed) > 10 else ""
+        detail += f"; missed: {shown}{more}"
+    return Verdict(
+        NAME, not missed, worst["held_pct"], bound_pct, "% intervals", window_label,
+        intervals_considered=sum(r["intervals"] for r in rows),
+        intervals_failing=sum(r["intervals"] - r["held"] for r in rows),
+        evidence=tuple(rows), detail=detail,
+    )

@@ -1,0 +1,33 @@
+"""throughput_min: the run (or a window) delivers at least N IOPS or MB/s.
+
+"The array sustains >= 500 IOPS of 4 KiB random 70/30": measured over the
+whole measured run from fio's totals, or over a window from per-second logs.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from criteria.common import DirectionName, Source, metric_of, window_name
+from criteria.params import CriterionParams
+from iogate.verdict import Verdict
+
+NAME = "throughput_min"
+UNITS = {"iops": "IOPS", "mb_per_s": "MB/s"}
+
+
+class Params(CriterionParams):
+    minimum: float
+    metric: Literal["iops", "mb_per_s"] = "iops"
+    direction: DirectionName = "all"
+
+
+def evaluate(source: Source, *, minimum: float, metric: str = "iops", direction: str = "all") -> Verdict:
+    value = metric_of(source, metric, direction)
+    if value is None:
+        return Verdict(NAME, False, float("nan"), minimum, UNITS[metric], window_name(source),
+                       detail=f"{metric} unknown in this window (block size not recorded)")
+    return Verdict(
+        NAME, value >= minimum, value, minimum, UNITS[metric], window_name(source),
+        detail=f"{direction} {UNITS[metric]} must be >= {minimum:g}",
+    )

@@ -1,0 +1,51 @@
+"""The registry lists every criterion module; outcome turns verdicts into the failing test's line."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+
+import criteria
+from criteria import outcome, registry
+from criteria.params import CriterionParams
+from iogate.verdict import Verdict
+
+HELPERS = {"common", "params", "points", "registry", "spec", "outcome"}
+
+
+def test_every_criterion_module_is_registered_under_its_name() -> None:
+    modules = {m.name for m in pkgutil.iter_modules(criteria.__path__)} - HELPERS
+    assert modules == set(registry.REGISTRY)
+    for name, entry in registry.REGISTRY.items():
+        module = importlib.import_module(f"criteria.{name}")
+        assert module.NAME == name == entry.name
+        assert issubclass(entry.params, CriterionParams)
+        assert entry.summary.startswith(f"{name}:")
+
+
+def test_every_bound_is_a_keyword_of_its_evaluator() -> None:
+    for entry in registry.REGISTRY.values():
+        keywords = {p.name for p in inspect.signature(entry.evaluate).parameters.values() if p.kind is p.KEYWORD_ONLY}
+        assert set(entry.params.model_fields) <= keywords, entry.name
+
+
+def test_unknown_criterion_names_the_known_ones() -> None:
+    try:
+        registry.get("latency_bond")
+    except KeyError as exc:
+        assert "latency_bound" in str(exc)
+    else:
+        raise AssertionError("no error for an unknown criterion")
+
+
+def test_failure_message_names_criterion_measured_bound_and_window() -> None:
+    ok = Verdict("iops_min", True, 31_000, 500, "IOPS")
+    bad = Verdict("p99_latency_max", False, 61.2, 50, "ms", window="event", detail="p99 write")
+    assert outcome.failure_message([ok]) == ""
+    message = outcome.failure_message([ok, bad])
+    assert message == "1 of 2 criteria failed: p99_latency_max FAIL: measured 61.2 ms, bound 50 ms, window event: p99 write"
+    assert "\n" not in message
+    assert outcome.failure_message([bad]) == bad.line()
+    assert outcome.failures([ok, bad]) == [bad]
+    assert outcome.summary([ok, bad]).count("\n") == 1

@@ -1,0 +1,100 @@
+"""iops_at_latency ("780k IOPS @ 0.5 ms") and knee ("I/O before saturation") on sweep points."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from criteria import iops_at_latency, knee
+from criteria.points import SweepPoint
+from iogate.engines.fio.parse import load_json, parse_jobs
+from iogate.metrics.types import RunResult, Series
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "fio"
+US = 1000
+MS = 1_000_000
+
+# A thread sweep as arrays behave: IOPS grow at ~flat latency, then stall while latency climbs
+# (Little's law past saturation). The last point before latency turns up is 8 threads.
+HOCKEY_STICK = [
+    SweepPoint(f"t{threads}", iops, lat_us * US, {99.0: 3 * lat_us * US})
+    for threads, iops, lat_us in [
+        (1, 100_000, 150), (2, 195_000, 155), (4, 380_000, 160), (8, 700_000, 175),
+        (16, 780_000, 300), (32, 800_000, 600), (64, 805_000, 1200),
+    ]
+]
+
+
+def test_iops_at_latency_reports_the_highest_point_within_the_limit() -> None:
+    verdict = iops_at_latency.evaluate(HOCKEY_STICK, max_latency_ns=0.5 * MS, min_iops=780_000)
+    assert verdict.passed and verdict.measured == 780_000
+    assert "point t16" in verdict.detail and "@ mean 0.3 ms" in verdict.detail
+    assert len(verdict.evidence) == 7
+
+
+def test_iops_at_latency_fails_below_the_committed_figure() -> None:
+    verdict = iops_at_latency.evaluate(HOCKEY_STICK, max_latency_ns=0.5 * MS, min_iops=919_000)
+    assert not verdict.passed and verdict.measured == 780_000
+    p99 = iops_at_latency.evaluate(HOCKEY_STICK, max_latency_ns=0.5 * MS, min_iops=780_000, stat="p99")
+    assert not p99.passed and p99.measured == 380_000  # p99 = 3 x mean here
+
+
+def test_iops_at_latency_with_no_point_under_the_limit_fails_with_zero() -> None:
+    verdict = iops_at_latency.evaluate(HOCKEY_STICK, max_latency_ns=100 * US, min_iops=1)
+    assert not verdict.passed and verdict.measured == 0.0 and "no point" in verdict.detail
+
+
+def test_missing_percentile_is_an_error_not_a_zero() -> None:
+    with pytest.raises(ValueError, match=r"no p99\.9 recorded"):
+        iops_at_latency.evaluate(HOCKEY_STICK, max_latency_ns=MS, min_iops=1, stat="p99.9")
+
+
+def test_chord_knee_is_the_point_farthest_below_the_chord() -> None:
+    verdict = knee.evaluate(HOCKEY_STICK)
+    # Scaled to [0, 1]: t8 sits at (0.851, 0.024), t16 at (0.965, 0.143); t8 is farther below the diagonal.
+    assert verdict.passed and verdict.measured == 700_000 and verdict.bound == 0.0
+    assert [row["knee"] for row in verdict.evidence].index(True) == 3
+    assert "knee at point t8" in verdict.detail
+    distances = [row["distance_below_chord"] for row in verdict.evidence]
+    assert distances[3] == max(distances) > distances[4] > 0
+
+
+def test_slope_knee_is_the_last_point_before_latency_per_iops_turns_steep() -> None:
+    verdict = knee.evaluate(HOCKEY_STICK, method="slope", slope_factor=3.0)
+    # Segment 8 -> 16 threads: 125 us over 80k IOPS, ~30x the initial slope.
+    assert verdict.measured == 700_000 and "knee at point t8" in verdict.detail
+
+
+def test_knee_bound_form_passes_and_fails() -> None:
+    assert knee.evaluate(HOCKEY_STICK, min_knee_iops=650_000).passed
+    failed = knee.evaluate(HOCKEY_STICK, min_knee_iops=750_000)
+    assert not failed.passed and failed.bound == 750_000 and "measured 700000 IOPS" in failed.line()
+
+
+def test_no_knee_when_latency_grows_in_proportion_reports_the_last_point() -> None:
+    linear = [SweepPoint(str(i), 1000.0 * i, 100_000.0 * i) for i in range(1, 6)]
+    for method in ("chord", "slope"):
+        verdict = knee.evaluate(linear, method=method)
+        assert verdict.measured == 5000 and "no knee within the sweep" in verdict.detail
+
+
+def test_slope_knee_when_more_load_brings_no_more_iops() -> None:
+    stalled = [SweepPoint("a", 1000, 100_000), SweepPoint("b", 2000, 101_000), SweepPoint("c", 2000, 200_000)]
+    assert knee.evaluate(stalled, method="slope").measured == 2000
+
+
+def test_knee_is_deterministic_and_rejects_unknown_methods() -> None:
+    assert knee.evaluate(HOCKEY_STICK) == knee.evaluate(list(HOCKEY_STICK))
+    with pytest.raises(ValueError, match="knee method"):
+        knee.evaluate(HOCKEY_STICK, method="magic")
+    assert not knee.evaluate([]).passed
+
+
+def test_sweep_point_from_a_real_run() -> None:
+    data = load_json((DATA / "randrw.json").read_text(), "randrw.json")
+    run = RunResult("qd4", tuple(parse_jobs(data, "localhost")), Series(), 0, 0)
+    point = SweepPoint.from_run(run, "qd4")
+    assert point.iops == pytest.approx(run.total_iops)
+    assert 0 < point.latency_ns("p50") <= point.latency_ns("p99") <= point.latency_ns("p99.9")
+    assert iops_at_latency.evaluate([point], max_latency_ns=50 * MS, min_iops=500).passed

@@ -1,0 +1,52 @@
+"""fio json+ and log parsing: real shapes, and broken output refused with a name."""
+
+import pytest
+
+from iogate.engines.fio import parse
+from iogate.errors import EngineError
+from iogate.metrics.types import Dir
+
+
+def test_iops_and_latency_logs_pair_by_nearest_time() -> None:
+    # fio 3.33 stamps the clat log ~128 ms before the iops log of the same interval.
+    files = {
+        "vm1_iops.1.log": "1000272367, 500, 0, 0, 0\n1000272367, 200, 1, 0, 0\n1000273367, 510, 0, 0, 0\n",
+        "vm1_clat.1.log": "1000272239, 90000, 0, 0, 0\n1000272239, 150000, 1, 0, 0\n1000273239, 95000, 0, 0, 0\n"
+        "1000274239, 99000, 0, 0, 0\n",
+    }
+    samples, hist = parse.parse_logs(files, "h1")
+    assert [(s.t_ms, s.dir, s.iops, s.clat_mean_ns) for s in samples] == [
+        (1000272367, Dir.READ, 500.0, 90000.0),
+        (1000272367, Dir.WRITE, 200.0, 150000.0),
+        (1000273367, Dir.READ, 510.0, 95000.0),
+    ]
+    assert hist == [] and {s.host for s in samples} == {"h1"} and {s.job for s in samples} == {"vm1"}
+
+
+def test_latency_too_far_away_is_not_borrowed() -> None:
+    files = {"j_iops.1.log": "5000, 10, 0, 0, 0\n", "j_clat.1.log": "9000, 777, 0, 0, 0\n"}
+    samples, _ = parse.parse_logs(files, "h")
+    assert samples[0].clat_mean_ns == 0.0
+
+
+def test_short_histogram_line_refused() -> None:
+    with pytest.raises(EngineError, match="j_clat_hist.1.log: histogram line has 3 bins"):
+        parse.parse_logs({"j_clat_hist.1.log": "1000, 0, 4096, 1, 2, 3\n"}, "h")
+
+
+def test_not_json_refused_with_source() -> None:
+    with pytest.raises(EngineError, match="h1:/x/out.json: no JSON"):
+        parse.load_json("fio: failed to open /dev/foo", "h1:/x/out.json")
+    with pytest.raises(EngineError, match="not fio json output"):
+        parse.load_json('{"hello": 1}', "x")
+
+
+def test_numjobs_clones_merge_into_one_job() -> None:
+    direction = {"total_ios": 100, "io_bytes": 409600, "runtime": 1000, "iops": 100.0, "bw_bytes": 409600,
+                 "clat_ns": {"min": 1000, "max": 5000, "mean": 2000.0, "stddev": 10.0, "N": 100, "bins": {"2008": 100}}}
+    idle = {"total_ios": 0, "io_bytes": 0, "runtime": 0, "iops": 0.0, "bw_bytes": 0}
+    raw = {"jobname": "vm", "error": 0, "read": direction, "write": idle, "trim": idle}
+    jobs = parse.parse_jobs({"jobs": [raw, raw]}, "h1")
+    assert len(jobs) == 1 and jobs[0].name == "vm"
+    assert jobs[0]["read"].iops == 200.0 and jobs[0]["read"].clat.samples == 200
+    assert jobs[0]["read"].clat.bins == {2008: 200}
