@@ -1,9 +1,41 @@
-"""Report glue: Allure environment and categories for the session (product vs infrastructure)."""
+"""Report glue: Allure environment and categories (product defect vs infrastructure).
+
+Fixtures put what they learn (array model and firmware, host kernels and fio
+versions) into FACTS; at session end they are written to
+allure-results/environment.properties, with categories.json beside them.
+"""
 
 from __future__ import annotations
 
+import platform
+
 import pytest
+
+import iogate
+from iogate.report import write_categories, write_environment
+from plugins.options import CONFIG_KEY
+
+FACTS = pytest.StashKey[dict[str, str]]()
+
+
+def facts(config: pytest.Config) -> dict[str, str]:
+    """The session's environment facts; fixtures add to it."""
+    return config.stash.setdefault(FACTS, {})
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """Filled in by the report work (environment.properties, categories.json)."""
+    results_dir = session.config.getoption("allure_report_dir", None)
+    if not results_dir or CONFIG_KEY not in session.config.stash:
+        return
+    iogate_config = session.config.stash[CONFIG_KEY]
+    values = {
+        "lab": iogate_config.lab.name,
+        "lab.file": iogate_config.lab.path,
+        "profile": iogate_config.profile.name,
+        "criteria": str(iogate_config.spec.path),
+        "iogate.version": iogate.__version__,
+        "controller.kernel": platform.release(),
+        **facts(session.config),
+    }
+    write_environment(results_dir, values)
+    write_categories(results_dir)

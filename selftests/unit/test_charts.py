@@ -1,0 +1,96 @@
+"""Charts render real PNGs whose content follows the data (checked on the pixels, not on matplotlib internals)."""
+
+from __future__ import annotations
+
+import io
+import struct
+
+import pytest
+from matplotlib.image import imread
+
+from iogate import charts
+from iogate.metrics.types import Dir, Sample, Series
+
+START_MS = 1_700_000_000_000
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    assert data[:8] == PNG_SIGNATURE, "not a PNG"
+    width, height = struct.unpack(">II", data[16:24])
+    return width, height
+
+
+def pixels(data: bytes):
+    return imread(io.BytesIO(data), format="png")
+
+
+def orange_fraction(data: bytes) -> float:
+    """Share of pixels tinted like the first event span (light orange)."""
+    image = pixels(data)[..., :3]
+    red, green, blue = image[..., 0], image[..., 1], image[..., 2]
+    tinted = (red > 0.95) & (green > 0.85) & (green < 0.95) & (blue > 0.75) & (blue < 0.9)
+    return float(tinted.mean())
+
+
+def series(seconds: int = 60) -> Series:
+    samples = []
+    for i in range(1, seconds + 1):
+        samples.append(Sample(START_MS + i * 1000, "vm1", "h1", Dir.READ, 8000.0, 400_000.0))
+        samples.append(Sample(START_MS + i * 1000 + 4, "vm1", "h1", Dir.WRITE, 2000.0, 1_500_000.0))
+    return Series(tuple(samples))
+
+
+def test_timeline_is_a_png_of_the_documented_size() -> None:
+    assert png_size(charts.timeline_png(series(), start_ms=START_MS)) == (1000, 600)
+
+
+def test_timeline_shades_event_spans_and_only_them() -> None:
+    plain = charts.timeline_png(series(), start_ms=START_MS)
+    with_event = charts.timeline_png(series(), [("snapshot", START_MS + 10_000, START_MS + 40_000)], start_ms=START_MS)
+    assert orange_fraction(plain) < 0.001
+    # 30 of 60 s shaded on both axes: a large share of the picture turns orange.
+    assert orange_fraction(with_event) > 0.15
+
+
+def test_longer_event_shades_more() -> None:
+    short = charts.timeline_png(series(), [("dedupe", START_MS + 10_000, START_MS + 15_000)], start_ms=START_MS)
+    long = charts.timeline_png(series(), [("dedupe", START_MS + 10_000, START_MS + 50_000)], start_ms=START_MS)
+    assert orange_fraction(long) > 4 * orange_fraction(short)
+
+
+def test_timeline_of_an_empty_series_still_renders() -> None:
+    assert png_size(charts.timeline_png(Series())) == (1000, 600)
+
+
+@pytest.mark.parametrize(("max_ns", "unit"), [(900.0, "ns"), (350_000.0, "us"), (3_200_000.0, "ms")])
+def test_latency_axis_unit_follows_the_data(max_ns: float, unit: str) -> None:
+    assert charts.LatencyScale.for_max_ns(max_ns).unit == unit
+
+
+def red_pixels(data: bytes) -> int:
+    image = pixels(data)[..., :3]
+    return int(((image[..., 0] > 0.75) & (image[..., 1] < 0.25) & (image[..., 2] < 0.25)).sum())
+
+
+def test_knee_marker_is_drawn_only_when_a_knee_is_given() -> None:
+    points = [(10_000.0, 100_000.0), (20_000.0, 110_000.0), (35_000.0, 130_000.0), (40_000.0, 300_000.0)]
+    assert red_pixels(charts.knee_png(points)) == 0
+    assert red_pixels(charts.knee_png(points, knee_index=2)) > 100
+
+
+def test_knee_index_outside_the_sweep_is_refused() -> None:
+    with pytest.raises(ValueError, match="knee index 4 outside the 4 sweep points"):
+        charts.knee_png([(1.0, 1.0)] * 4, knee_index=4)
+
+
+def test_vm_bars_turn_red_only_for_vms_below_target() -> None:
+    met = charts.vm_targets_png([("vm1", 3.0, 3.1), ("vm2", 6.0, 6.0)])
+    missed = charts.vm_targets_png([("vm1", 3.0, 3.1), ("vm2", 6.0, 4.0)])
+    # The legend holds one red swatch in both; a missed VM adds a red bar.
+    assert red_pixels(missed) > red_pixels(met) + 1000
+
+
+def test_vm_tolerance_lets_a_small_shortfall_pass() -> None:
+    rows = [("vm1", 100.0, 96.0)]
+    assert red_pixels(charts.vm_targets_png(rows, tolerance_pct=5)) < red_pixels(charts.vm_targets_png(rows, tolerance_pct=1))
