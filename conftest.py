@@ -2,10 +2,11 @@
 
 pytest_plugins = [
     "plugins.options",
+    "plugins.report",
+    "plugins.results",
     "plugins.verdicts",
     "plugins.parametrize",
     "plugins.scheduling",
-    "plugins.report",
     "fixtures.lab",
     "fixtures.volumes",
     "fixtures.workload",

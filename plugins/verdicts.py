@@ -15,6 +15,7 @@ import allure
 import pytest
 
 from iogate.verdict import Verdict
+from plugins import results
 
 VERDICTS = pytest.StashKey[list[Verdict]]()
 FAILURE_PREFIX = "verdict failed: "
@@ -64,7 +65,9 @@ def verdict_table_html(verdicts: list[Verdict]) -> str:
 @pytest.hookimpl(wrapper=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function):  # type: ignore[no-untyped-def]
     result = yield
-    verdicts = pyfuncitem.stash.get(VERDICTS, [])
+    verdicts = pyfuncitem.stash.setdefault(VERDICTS, [])
+    if "run" in pyfuncitem.fixturenames:
+        verdicts.extend(results.after_test(pyfuncitem, pyfuncitem.funcargs["run"].run_id, list(verdicts)))
     if verdicts:
         with allure.step(f"verdicts: {sum(v.passed for v in verdicts)}/{len(verdicts)} passed"):
             allure.attach(verdict_table_html(verdicts), name="verdicts", attachment_type=allure.attachment_type.HTML)

@@ -1,0 +1,75 @@
+"""Results store glue: every run point goes to SQLite; --baseline adds a regression verdict.
+
+`measure` records each RunResult of a test; when the test body returns, each is
+stored with the test's verdicts, and with --baseline (last | median:K | RUN_ID)
+it is first compared with the stored baseline of the same test id and
+parameters: an IOPS drop or p99 rise beyond the spec's `regression` bounds is a
+failed verdict like any other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import pytest
+
+from iogate.metrics.types import RunResult
+from iogate.results.compare import choose_baseline, regression_verdict
+from iogate.results.store import ResultsStore, RunPoint, metrics_from_run
+from iogate.verdict import Verdict
+from plugins.options import CONFIG_KEY
+
+
+@dataclass(frozen=True)
+class MeasuredPoint:
+    name: str
+    params: dict[str, Any]
+    result: RunResult
+
+
+POINTS = pytest.StashKey[list[MeasuredPoint]]()
+STORE = pytest.StashKey[ResultsStore]()
+
+
+def record(item: pytest.Item, name: str, params: dict[str, Any], result: RunResult) -> None:
+    """Called by `measure` for every run point of a test."""
+    item.stash.setdefault(POINTS, []).append(MeasuredPoint(name, params, result))
+
+
+def _store(config: pytest.Config) -> ResultsStore:
+    if STORE not in config.stash:
+        config.stash[STORE] = ResultsStore(config.stash[CONFIG_KEY].results_db)
+    return config.stash[STORE]
+
+
+def _regression_bounds(config: pytest.Config) -> tuple[float, float]:
+    family = config.stash[CONFIG_KEY].spec.for_family("regression")
+    return family["iops_vs_stored_baseline"].bound("tolerance_pct"), family["p99_vs_stored_baseline"].bound("tolerance_pct")
+
+
+def after_test(item: pytest.Item, run_id: str, verdicts: list[Verdict]) -> list[Verdict]:
+    """Store the test's run points; return regression verdicts (empty without --baseline)."""
+    config = item.config
+    points = item.stash.get(POINTS, [])
+    if not points or CONFIG_KEY not in config.stash:
+        return []
+    iogate_config = config.stash[CONFIG_KEY]
+    store = _store(config)
+    added: list[Verdict] = []
+    for point in points:
+        test_id = f"{item.nodeid}::{point.name}"
+        metrics = metrics_from_run(point.result)
+        if iogate_config.baseline:
+            baseline = choose_baseline(store, test_id, point.params, iogate_config.baseline, current_run=run_id)
+            if baseline is not None:
+                max_drop, max_rise = _regression_bounds(config)
+                verdict = regression_verdict(metrics, baseline, max_iops_drop_pct=max_drop, max_p99_rise_pct=max_rise)
+                added.append(replace(verdict, window=point.name))
+        store.add(
+            RunPoint.from_verdicts(
+                run_id=run_id, lab=iogate_config.lab.name, array=iogate_config.lab.array.name, test_id=test_id,
+                params=point.params, metrics=metrics, verdicts=[*verdicts, *added], started_at=point.result.start_ms / 1000,
+            )
+        )
+    return added
