@@ -124,6 +124,11 @@ class Ledger:
         entry.attrs.update(attrs)
         self._append({"op": "created", "id": entry.id, "attrs": attrs, "t": time.time()})
 
+    def hand_over(self, pid: int) -> None:
+        """Make a long-lived process (a lab's daemon) the owner, so `cleanup` leaves the journal alone while it runs."""
+        self._append({"op": "open", "run_id": self.run_id, "pid": pid, "pid_start": process_start_ticks(pid),
+                      "host": socket.gethostname(), "t": time.time()})
+
     def released(self, entry: Entry) -> None:
         entry.state = "released"
         self._append({"op": "released", "id": entry.id, "t": time.time()})
@@ -140,6 +145,8 @@ def process_start_ticks(pid: int) -> int | None:
         return None
     # The command name may hold spaces and parentheses: split after the last ')'.
     fields = stat.rsplit(")", 1)[1].split()
+    if fields[0] in ("Z", "X"):
+        return None  # a zombie has ended; an init that does not reap (some VMs) keeps it listed
     return int(fields[19])
 
 

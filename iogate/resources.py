@@ -138,6 +138,22 @@ REMOVERS: dict[str, Remover] = {
 }
 
 
+# Kinds whose remover lives in the module that creates them; release() imports it on
+# demand, so `cleanup` in a fresh process knows every kind a ledger may hold.
+REMOVER_MODULES: dict[str, str] = {
+    "netns": "iogate.netns",
+    "veth": "iogate.netns",
+}
+
+
+def _remover(kind: str) -> Remover | None:
+    if kind not in REMOVERS and kind in REMOVER_MODULES:
+        import importlib
+
+        importlib.import_module(REMOVER_MODULES[kind])
+    return REMOVERS.get(kind)
+
+
 def register_remover(kind: str, remover: Remover) -> None:
     """Let a module that creates a new kind of resource (netns, VM) teach cleanup."""
     REMOVERS[kind] = remover
@@ -157,7 +173,7 @@ def release(ledger: Ledger, entries: list[Entry]) -> list[str]:
     report: list[str] = []
     failures: list[str] = []
     for entry in sorted((e for e in entries if e.open), key=lambda e: e.id, reverse=True):
-        remover = REMOVERS.get(entry.kind)
+        remover = _remover(entry.kind)
         if remover is None:
             failures.append(f"{entry.describe()}: no remover for kind {entry.kind!r}")
             continue

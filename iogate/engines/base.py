@@ -11,5 +11,5 @@ from iogate.metrics.types import RunResult
 class Engine(Protocol):
     name: str
 
-    def run(self, plan: RunPlan) -> RunResult:
+    def run_plan(self, plan: RunPlan) -> RunResult:
         """Run every job of the plan at once; raise EngineError/HostError on failure."""

@@ -66,8 +66,6 @@ class FioEngine:
             outcomes = [f.result() for f in futures]
         return self._combine(plan, point, outcomes)
 
-    run = run_plan  # the Engine protocol's name
-
     def _initiator(self, host: str) -> Initiator:
         try:
             return self.initiators[host]

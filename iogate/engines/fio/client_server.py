@@ -1,0 +1,411 @@
+"""fio client/server: the controller drives every host's `fio --server` at once.
+
+`fio --client=<addr1> <jobfile1> --client=<addr2> <jobfile2> ...` sends each
+host its own job file and starts them together (fio's synchronized start). The
+json+ output holds one "client_stats" entry per job and host plus an "All
+clients" aggregate, which has no latency bins and is never used: cluster
+latency comes from summing the hosts' histogram bins (iogate.metrics.histogram).
+
+Which host an entry belongs to is decided by the address the controller gave
+`--client` (fio's "hostname" field echoes it); the server's own hostname is
+useless here (every namespace of the netns lab says the same). Per-second logs
+come back through the connection and the client writes them on the controller
+as <log prefix>_<kind>.<n>.log.<client address>; they are renamed to the plain
+fio names in a directory per host and parsed per host.
+
+Failures: a host whose fio server disconnects (or cannot be reached), or whose
+SSH stops answering the watchdog, ends the run: the client is interrupted (fio
+then tells every other server to stop its jobs), leftover job processes on the
+remaining hosts are killed, and HostError names the host.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, TypeVar
+
+from iogate.engines.fio import jobfile, parse
+from iogate.engines.workload import JobSpec, RunPlan
+from iogate.errors import EngineError, HostError
+from iogate.hosts.guard import Guard
+from iogate.hosts.initiator import Initiator
+from iogate.hosts.preflight import fio_server_address
+from iogate.metrics.histogram import Histogram
+from iogate.metrics.merge import merge_directions
+from iogate.metrics.types import Dir, Direction, JobResult, RunResult, Series
+from iogate.resources import release
+from iogate.run import Run
+
+FIO_SERVER_PORT = 8765
+AGGREGATE_JOB = "All clients"
+GRACE_S = 120  # layout, queue drain and log transfer after the runtime
+_HOST_FAILURE = re.compile(
+    r"client: host=(?P<disconnected>\S+) disconnected"
+    r"|fio: failed to connect to (?P<connect>\S+?)(?::\d+)?$"
+    r"|client:? (?:host=)?(?P<timeout>\S+) timed out"
+)
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class HostResult:
+    """One host's share of a client/server run."""
+
+    host: str  # the lab's name for it
+    client: str  # what `fio --client=` was given
+    jobs: tuple[JobResult, ...]
+    series: Series
+    start_ms: int
+    end_ms: int
+    cpu_busy_pct: float  # the host's CPU utilisation over the run (/proc/stat)
+    artifacts: Mapping[str, str] = field(default_factory=dict)
+
+    def total(self, direction: Dir | str) -> Direction:
+        return merge_directions(Dir(direction), [job[direction] for job in self.jobs])
+
+    @property
+    def iops(self) -> float:
+        return sum(self.total(d).iops for d in Dir)
+
+    @property
+    def cpu_pct_per_kiops(self) -> float | None:
+        """Host CPU per IO as the methodology defines it: CPU % / IOPS (per 1000 IOPS)."""
+        return self.cpu_busy_pct / (self.iops / 1000) if self.iops else None
+
+
+@dataclass(frozen=True)
+class ClusterResult:
+    """Every host's result, plus the cluster as one RunResult (jobs tagged with host names)."""
+
+    hosts: Mapping[str, HostResult]
+    result: RunResult
+
+    def total(self, direction: Dir | str) -> Direction:
+        """All hosts' jobs merged: IOPS add up, latency bins are summed."""
+        return self.result.total(direction)
+
+    def percentile_ns(self, direction: Dir | str, pct: float) -> float:
+        """Cluster completion-latency percentile from the merged bins (never averaged percentiles)."""
+        return Histogram.from_json_bins(self.total(direction).clat.bins).percentile_ns(pct)
+
+
+# -- json+ -> per-host records (pure; what the 64-host benchmark times) ------------------------
+def load_client_json(text: str, source: str) -> dict[str, Any]:
+    """The client prints progress lines ("<host> Starting 1 process") before the JSON."""
+    start = 0 if text.startswith("{") else text.find("\n{\n") + 1
+    if start == 0 and not text.startswith("{"):
+        raise EngineError(f"{source}: no JSON in fio client output: {text[:300]!r}")
+    try:
+        data = json.loads(text[start:])
+    except json.JSONDecodeError as exc:
+        raise EngineError(f"{source}: fio client output is not valid JSON: {exc}") from exc
+    if not isinstance(data, dict) or "client_stats" not in data:
+        raise EngineError(f"{source}: not fio client/server output (no 'client_stats')")
+    return data
+
+
+def split_by_host(data: Mapping[str, Any], host_by_client: Mapping[str, str], source: str = "fio client output") -> dict[str, list[dict]]:
+    """client_stats entries per lab host (the "All clients" aggregate dropped)."""
+    per_host: dict[str, list[dict]] = {host: [] for host in host_by_client.values()}
+    for entry in data["client_stats"]:
+        if entry.get("jobname") == AGGREGATE_JOB:
+            continue
+        client = str(entry.get("hostname", ""))
+        host = host_by_client.get(client)
+        if host is None:
+            raise EngineError(f"{source}: job {entry.get('jobname')!r} from unknown client {client!r} (known: {sorted(host_by_client)})")
+        per_host[host].append(entry)
+    missing = [host for host, entries in per_host.items() if not entries]
+    if missing:
+        raise EngineError(f"{source}: no results for host(s) {', '.join(sorted(missing))}")
+    return per_host
+
+
+def host_jobs(data: Mapping[str, Any], host_by_client: Mapping[str, str], source: str = "fio client output") -> dict[str, list[JobResult]]:
+    """JobResults per lab host from client/server json+."""
+    return {host: parse.parse_jobs({"jobs": entries}, host) for host, entries in split_by_host(data, host_by_client, source).items()}
+
+
+def cluster_directions(jobs_by_host: Mapping[str, Iterable[JobResult]]) -> dict[Dir, Direction]:
+    """Cluster totals per direction: sums, pooled means, summed bins."""
+    every = [job for jobs in jobs_by_host.values() for job in jobs]
+    return {d: merge_directions(d, [job[d] for job in every]) for d in Dir}
+
+
+# -- the engine ---------------------------------------------------------------------------------
+class _Watch:
+    """Host failures seen so far (from the client's output or the SSH watchdog), thread-safe."""
+
+    def __init__(self, host_by_client: Mapping[str, str]) -> None:
+        # fio's messages name "addr" or "addr:port" while --client may have been "addr,port".
+        self.host_by_client = {**{c.split(",")[0]: h for c, h in host_by_client.items()}, **host_by_client}
+        self.failures: dict[str, str] = {}
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+
+    def fail(self, host: str, reason: str) -> None:
+        with self.lock:
+            self.failures.setdefault(host, reason)
+
+    def scan(self, line: str) -> None:
+        match = _HOST_FAILURE.search(line.strip())
+        if not match:
+            return
+        client = next(value for value in match.groupdict().values() if value)
+        host = self.host_by_client.get(client)
+        if host is not None:
+            self.fail(host, f"fio server: {line.strip()}")
+
+
+def _pump(stream: IO[str], sink: Path, watch: _Watch, scan_json: bool) -> None:
+    """Copy a client stream to a file, scanning non-JSON lines for host failures."""
+    with sink.open("w") as out:
+        for line in stream:
+            out.write(line)
+            if scan_json or not line.startswith((" ", "{", "}", "\t")):
+                watch.scan(line)
+
+
+def _parallel(items: Iterable[T], action: Callable[[T], Any]) -> list[Any]:
+    items = list(items)
+    if not items:
+        return []
+    with ThreadPoolExecutor(max_workers=min(32, len(items))) as pool:
+        return list(pool.map(action, items))
+
+
+class ClientServerEngine:
+    """Run a plan on many hosts through fio client/server (see module docstring).
+
+    >>> engine = ClientServerEngine(run, initiators, guard)
+    >>> cluster = engine.run_cluster(plan)
+    >>> cluster.percentile_ns("read", 99), cluster.hosts["h1"].cpu_pct_per_kiops
+    """
+
+    name = "fio-client-server"
+
+    def __init__(
+        self,
+        run: Run,
+        initiators: Mapping[str, Initiator],
+        guard: Guard,
+        *,
+        port: int = FIO_SERVER_PORT,
+        watch_interval_s: float = 5.0,
+        stop_timeout_s: float = 20.0,
+        grace_s: float = GRACE_S,
+    ) -> None:
+        self.current_run = run
+        self.initiators = initiators
+        self.guard = guard
+        self.port = port
+        self.watch_interval_s = watch_interval_s
+        self.stop_timeout_s = stop_timeout_s
+        self.grace_s = grace_s
+        self._points = 0
+
+    def run(self, plan: RunPlan) -> RunResult:
+        """The Engine protocol: the cluster as one RunResult (run_cluster keeps the per-host view)."""
+        return self.run_cluster(plan).result
+
+    run_plan = run
+
+    def _initiator(self, host: str) -> Initiator:
+        try:
+            return self.initiators[host]
+        except KeyError:
+            raise HostError(f"no initiator named {host} in this lab") from None
+
+    def _client_arg(self, address: str) -> str:
+        return address if self.port == FIO_SERVER_PORT else f"{address},{self.port}"
+
+    def run_cluster(self, plan: RunPlan) -> ClusterResult:
+        self._points += 1
+        point = f"{self._points:03d}-{plan.name}"
+        by_host: dict[str, list[JobSpec]] = {}
+        for job in plan.jobs:
+            by_host.setdefault(job.target.host, []).append(job)
+        initiators = {host: self._initiator(host) for host in by_host}
+        host_by_client: dict[str, str] = {}
+        for host, initiator in initiators.items():
+            client = self._client_arg(fio_server_address(initiator.config))
+            if client in host_by_client:
+                raise HostError(f"hosts {host_by_client[client]} and {host} share fio server {client}: results could not be told apart")
+            host_by_client[client] = host
+        client_by_host = {host: client for client, host in host_by_client.items()}
+        _parallel([(initiators[j.target.host], j.target) for j in plan.jobs], lambda pair: self.guard.check(*pair))
+
+        point_dir = self.current_run.path("points", point, "client.json").parent
+        argv = ["fio", "--output-format=json+"]
+        for host, jobs in by_host.items():
+            logs = point_dir / host / "logs"
+            logs.mkdir(parents=True, exist_ok=True)
+            job_path = point_dir / host / "job.fio"
+            job_path.write_text(jobfile.render(jobs, str(logs)))
+            argv += [f"--client={client_by_host[host]}", str(job_path)]
+
+        before = dict(zip(initiators, _parallel(initiators.values(), Initiator.cpu_ticks), strict=True))
+        started_ms = int(time.time() * 1000)
+        entry = self.current_run.ledger.intend("process", name="fio client", marker=str(point_dir), hosts=sorted(by_host))
+        try:
+            output = self._drive(argv, point_dir, host_by_client, initiators, plan.duration_s + self.grace_s)
+        finally:
+            release(self.current_run.ledger, [entry])
+        ended_ms = int(time.time() * 1000)
+        after = dict(zip(initiators, _parallel(initiators.values(), Initiator.cpu_ticks), strict=True))
+
+        data = load_client_json(output, str(point_dir / "client.out"))
+        (point_dir / "client.json").write_text(json.dumps(data, indent=1))
+        jobs_by_host = host_jobs(data, host_by_client, str(point_dir / "client.out"))
+        hosts: dict[str, HostResult] = {}
+        for host, jobs in jobs_by_host.items():
+            samples, hist = parse.parse_logs(_host_logs(point_dir / host / "logs", client_by_host[host]), host)
+            runtime_ms = max((int(e.get("job_runtime", 0)) for e in data["client_stats"]
+                              if e.get("hostname") == client_by_host[host] and e.get("jobname") != AGGREGATE_JOB), default=0)
+            end_ms = max((s.t_ms for s in samples), default=ended_ms)
+            busy = after[host][0] - before[host][0]
+            total = after[host][1] - before[host][1]
+            hosts[host] = HostResult(
+                host=host,
+                client=client_by_host[host],
+                jobs=tuple(jobs),
+                series=Series(tuple(samples), tuple(hist)),
+                start_ms=max(end_ms - runtime_ms, started_ms),
+                end_ms=end_ms,
+                cpu_busy_pct=100.0 * busy / max(total, 1),
+                artifacts={f"{host} job file": str(point_dir / host / "job.fio")},
+            )
+        return ClusterResult(hosts=hosts, result=self._combine(plan, point_dir, hosts))
+
+    def _combine(self, plan: RunPlan, point_dir: Path, hosts: Mapping[str, HostResult]) -> RunResult:
+        from iogate.engines.fio.runner import series_csv
+
+        series = Series(
+            samples=tuple(s for h in hosts.values() for s in h.series.samples),
+            hist=tuple(s for h in hosts.values() for s in h.series.hist),
+        )
+        start_ms = min(h.start_ms for h in hosts.values())
+        csv_path = point_dir / "series.csv"
+        csv_path.write_text(series_csv(series, start_ms))
+        artifacts = {"fio client json+": str(point_dir / "client.json"), "fio client output": str(point_dir / "client.out"),
+                     "per-second CSV": str(csv_path)}
+        for host in hosts.values():
+            artifacts.update(host.artifacts)
+        return RunResult(
+            name=plan.name,
+            jobs=tuple(job for h in hosts.values() for job in h.jobs),
+            series=series,
+            start_ms=start_ms,
+            end_ms=max(h.end_ms for h in hosts.values()),
+            artifacts=artifacts,
+            cpu_busy_pct={h.host: h.cpu_busy_pct for h in hosts.values()},
+        )
+
+    # -- running the client ----------------------------------------------------------------
+    def _drive(self, argv: list[str], point_dir: Path, host_by_client: Mapping[str, str],
+               initiators: Mapping[str, Initiator], limit_s: float) -> str:
+        """Run the client to its end, or stop everything when a host fails; returns its stdout."""
+        watch = _Watch(host_by_client)
+        proc = subprocess.Popen(argv, cwd=point_dir, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, start_new_session=True)
+        assert proc.stdout is not None and proc.stderr is not None
+        pumps = [
+            threading.Thread(target=_pump, args=(proc.stdout, point_dir / "client.out", watch, False), daemon=True),
+            threading.Thread(target=_pump, args=(proc.stderr, point_dir / "client.err", watch, True), daemon=True),
+            threading.Thread(target=self._watchdog, args=(initiators, watch), daemon=True),
+        ]
+        for thread in pumps:
+            thread.start()
+        deadline = time.monotonic() + limit_s
+        timed_out = False
+        try:
+            while proc.poll() is None and not watch.failures:
+                if time.monotonic() > deadline:
+                    timed_out = True
+                    break
+                time.sleep(0.1)
+        finally:
+            watch.stop.set()
+            if proc.poll() is None:
+                self._interrupt(proc)
+            for thread in pumps[:2]:
+                thread.join(timeout=10)
+        if watch.failures or timed_out:
+            healthy = [h for h in initiators if h not in watch.failures]
+            _parallel([initiators[h] for h in healthy], lambda i: stop_server_jobs(i, fio_server_address(i.config)))
+            if timed_out and not watch.failures:
+                raise EngineError(f"fio client: no result after {limit_s:.0f} s; stopped the run on {', '.join(healthy)}")
+            failed = "; ".join(f"host {host}: {reason}" for host, reason in sorted(watch.failures.items()))
+            raise HostError(f"{failed} (run stopped on the remaining hosts: {', '.join(healthy) or 'none'})")
+        output = (point_dir / "client.out").read_text()
+        if proc.returncode != 0 and "client_stats" not in output:
+            err = (point_dir / "client.err").read_text().strip()
+            raise EngineError(f"fio client exited {proc.returncode}: {err[-1500:] or output[-1500:]}")
+        return output
+
+    def _interrupt(self, proc: subprocess.Popen[str]) -> None:
+        """SIGINT makes the client tell every server to stop its jobs; kill if it does not end."""
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=self.stop_timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+    def _watchdog(self, initiators: Mapping[str, Initiator], watch: _Watch) -> None:
+        """Every watch_interval_s, check that each host still answers over its transport."""
+
+        def probe(host: str) -> None:
+            try:
+                initiators[host].run_unchecked("true")
+            except HostError as exc:
+                if not watch.stop.is_set():
+                    watch.fail(host, f"stopped answering: {exc}")
+
+        while not watch.stop.wait(self.watch_interval_s):
+            _parallel(list(initiators), probe)
+
+
+def _host_logs(log_dir: Path, client: str) -> dict[str, str]:
+    """Rename <name>.log.<client> (as the client writes them) to <name>.log; return {name: text}."""
+    suffix = f".{client}"
+    for path in log_dir.glob(f"*.log{suffix}"):
+        path.rename(path.with_name(path.name[: -len(suffix)]))
+    return {path.name: path.read_text() for path in sorted(log_dir.glob("*.log"))}
+
+
+def stop_server_jobs(initiator: Initiator, address: str, timeout_s: float = 10.0) -> list[int]:
+    """Kill the job processes a host's fio server still runs, leaving the listening server.
+
+    Job processes are the server's descendants (same command line); the
+    listener is the match whose parent is not a match. On a machine where
+    several servers run (the netns lab shares one process table), only those
+    whose command line carries this host's address count.
+    """
+    deadline = time.monotonic() + timeout_s
+    while True:
+        listing = initiator.run_unchecked("ps -eo pid=,ppid=,args=").stdout
+        rows = []
+        for line in listing.splitlines():
+            parts = line.split(None, 2)
+            if len(parts) == 3 and parts[2].startswith("fio ") and "--server" in parts[2]:
+                rows.append((int(parts[0]), int(parts[1]), parts[2]))
+        own = [r for r in rows if address in r[2]] or rows
+        pids = {r[0] for r in own}
+        jobs = [pid for pid, ppid, _ in own if ppid in pids]
+        if not jobs:
+            return []
+        if time.monotonic() > deadline:
+            initiator.run_unchecked(f"kill -9 {' '.join(map(str, jobs))}")
+            return jobs
+        time.sleep(0.5)

@@ -1,0 +1,202 @@
+"""fio client/server on the netns lab: per-host and cluster results, merged percentiles, failures.
+
+One small copy of labs/netns.yaml (3 hosts) is brought up for the module; the
+array is the local driver, so each namespace's fio server writes a loop device
+of this run, checked by identity over SSH before the run starts.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from iogate import netns
+from iogate.arrays.base import Volume
+from iogate.arrays.local import LocalArray
+from iogate.engines.fio.client_server import ClientServerEngine, stop_server_jobs
+from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
+from iogate.errors import GuardRefused, HostError
+from iogate.hosts.connectors.base import Connection
+from iogate.hosts.guard import Guard
+from iogate.hosts.initiator import Initiator
+from iogate.lab import DeviceIdentity, Lab, load_lab
+from iogate.metrics.types import Dir
+from iogate.registry import connector_class
+from iogate.run import Run
+
+REPO = Path(__file__).resolve().parents[2]
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces and loop devices need root"),
+]
+
+
+@dataclass
+class Cluster:
+    lab: Lab
+    hosts: list[netns.NsHost]
+    run: Run
+    engine: ClientServerEngine
+    initiators: dict[str, Initiator]
+    targets: dict[str, Connection]
+
+    def plan(self, name: str, workload: WorkloadSpec, hosts: list[str] | None = None) -> RunPlan:
+        names = hosts or list(self.targets)
+        return RunPlan(name, tuple(JobSpec(f"{name}-{h}", workload, self.targets[h]) for h in names))
+
+    def server_pids(self, host: str) -> list[int]:
+        return netns.marker_pids(netns.fio_marker(netns.lab_run_dir(self.lab) / "netns" / host))
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    workdir = tmp_path_factory.mktemp("cs") / "work"
+    base = load_lab(REPO / "labs" / "netns.yaml")
+    lab = netns.variant(base, workdir=workdir, tag=f"{os.getpid() % 10000}cs", count=3, subnet_base=86)
+    lab = lab.model_copy(update={"array": lab.array.model_copy(update={"options": {"pool_size": "1GiB"}})})
+    _, hosts = netns.up(lab)
+    run = Run.start(workdir, "client-server")
+    array = LocalArray(lab, run)
+    try:
+        array.setup()
+        guard = Guard()
+        initiators = {h.name: Initiator.from_config(h) for h in lab.hosts}
+        connector = connector_class("block")(lab.protocol("block"), run)
+        targets = {}
+        for host in lab.hosts:
+            volume = array.create_volume(f"vol-{host.name}", 64 << 20)
+            guard.admit(volume.identity)
+            targets[host.name] = connector.connect(initiators[host.name], volume)
+        engine = ClientServerEngine(run, initiators, guard, watch_interval_s=1.0, stop_timeout_s=10)
+        yield Cluster(lab, hosts, run, engine, initiators, targets)
+    finally:
+        array.teardown()
+        netns.down(lab)
+    assert netns.leftovers(hosts, netns.lab_run_dir(lab)) == []
+
+
+def test_per_host_results_are_tagged_with_lab_names_and_add_up(cluster: Cluster) -> None:
+    workload = WorkloadSpec("mixed", read_pct=70, random_pct=100, bs="4k", iodepth=4, runtime_s=3)
+    result = cluster.engine.run_cluster(cluster.plan("mixed", workload))
+    assert sorted(result.hosts) == ["h1", "h2", "h3"]
+    for name, host in result.hosts.items():
+        assert host.client == next(h.ns_addr for h in cluster.hosts if h.name == name)
+        assert [job.host for job in host.jobs] == [name] and host.jobs[0].name == f"mixed-{name}"
+        assert host.total(Dir.READ).ios > 0 and host.total(Dir.WRITE).ios > 0
+        assert {s.host for s in host.series.samples} == {name} and host.series.hist
+        assert 0 < host.cpu_busy_pct <= 100 and host.cpu_pct_per_kiops is not None and host.cpu_pct_per_kiops > 0
+        assert 2500 <= host.end_ms - host.start_ms <= 3500
+    for direction in (Dir.READ, Dir.WRITE):
+        total = result.total(direction)
+        assert total.ios == sum(h.total(direction).ios for h in result.hosts.values())
+        assert math.isclose(total.iops, sum(h.total(direction).iops for h in result.hosts.values()))
+        assert sum(total.clat.bins.values()) == total.clat.samples == total.ios
+    assert set(result.result.cpu_busy_pct) == {"h1", "h2", "h3"}
+    assert Path(result.result.artifacts["fio client json+"]).is_file()
+    # The plain RunResult (Engine protocol) carries the same cluster.
+    assert result.result.total(Dir.READ).ios == result.total(Dir.READ).ios
+
+
+def _raw_clat_ns(log: Path) -> list[int]:
+    """Every read's clat (ns) from a write_lat_log written without log_avg_msec."""
+    values = []
+    for line in log.read_text().splitlines():
+        fields = [f.strip() for f in line.split(",")]
+        if fields[2] == "0":
+            values.append(int(fields[1]))
+    return values
+
+
+def _raw_percentile(values: list[int], pct: float) -> float:
+    """fio's definition: the smallest latency with at least pct % of samples at or below it."""
+    ordered = sorted(values)
+    return float(ordered[max(math.ceil(pct / 100 * len(ordered)) - 1, 0)])
+
+
+def test_cluster_percentiles_from_merged_bins_match_raw_latency_logs(cluster: Cluster) -> None:
+    # Per-IO latency logs (log_avg_msec=0) at a capped rate keep the logs small.
+    workload = WorkloadSpec("raw", read_pct=100, random_pct=100, bs="4k", iodepth=2, runtime_s=3, rate_iops=2000,
+                            extra={"log_avg_msec": "0"})
+    result = cluster.engine.run_cluster(cluster.plan("raw", workload))
+    point_dir = Path(result.result.artifacts["fio client json+"]).parent
+    raw: list[int] = []
+    for host in result.hosts:
+        per_host = _raw_clat_ns(point_dir / host / "logs" / f"raw-{host}_clat.1.log")
+        assert len(per_host) == result.hosts[host].total(Dir.READ).ios
+        raw += per_host
+    total = result.total(Dir.READ)
+    assert len(raw) == sum(total.clat.bins.values()) > 10_000
+    for pct in (50.0, 90.0, 99.0, 99.9):
+        merged = result.percentile_ns(Dir.READ, pct)
+        exact = _raw_percentile(raw, pct)
+        assert abs(merged - exact) <= 0.01 * exact, f"p{pct}: merged bins {merged} ns vs raw logs {exact} ns"
+    # Averaging the hosts' own p99 is not the cluster p99 in general; the merged value is what we keep.
+    assert result.percentile_ns(Dir.READ, 99.0) == pytest.approx(_raw_percentile(raw, 99.0), rel=0.01)
+
+
+def test_guard_refuses_a_device_this_run_did_not_provision(cluster: Cluster) -> None:
+    # The real device of h2's volume, but presented as a volume this run never provisioned.
+    volume = Volume(name="stranger", size_bytes=64 << 20, identity=DeviceIdentity(backing_file="/var/tmp/not-ours.img"))
+    device = cluster.targets["h2"].device or ""
+    stranger = Connection(protocol="block", host="h1", volume=volume, filename=device, device=device)
+    plan = RunPlan("refused", (JobSpec("refused-h1", WorkloadSpec("w", runtime_s=1), stranger),))
+    with pytest.raises(GuardRefused, match="host h1"):
+        cluster.engine.run_cluster(plan)
+
+
+def _kill_later(pids_of: Callable[[], list[int]], delay_s: float) -> threading.Thread:
+    def kill() -> None:
+        time.sleep(delay_s)
+        for pid in pids_of():
+            os.kill(pid, 9)
+
+    thread = threading.Thread(target=kill, daemon=True)
+    thread.start()
+    return thread
+
+
+def _no_jobs_left(cluster: Cluster, hosts: list[str]) -> None:
+    for host in hosts:
+        ns_host = next(h for h in cluster.hosts if h.name == host)
+        assert stop_server_jobs(cluster.initiators[host], ns_host.ns_addr, timeout_s=0) == [], f"{host} still runs fio jobs"
+    assert not [e for e in cluster.run.ledger.open_entries("process")], "the fio client is still journalled open"
+    assert netns.marker_pids(str(cluster.run.run_dir / "points")) == [], "a fio client process is left"
+
+
+def test_fio_server_dying_mid_run_names_the_host_and_stops_the_rest(cluster: Cluster) -> None:
+    workload = WorkloadSpec("long", read_pct=100, bs="4k", iodepth=2, runtime_s=30)
+    killer = _kill_later(lambda: cluster.server_pids("h2"), 4.0)
+    started = time.monotonic()
+    with pytest.raises(HostError, match=r"host h2: fio server: client: host=\S+ disconnected") as failure:
+        cluster.engine.run_cluster(cluster.plan("long", workload))
+    killer.join()
+    assert "h1" not in str(failure.value).split("(run stopped")[0]
+    assert time.monotonic() - started < 25, "the run went on after the host died"
+    _no_jobs_left(cluster, ["h1", "h3"])
+    assert cluster.server_pids("h1") and cluster.server_pids("h3"), "the healthy hosts' servers keep listening"
+
+
+def test_sshd_dying_mid_run_names_the_host(cluster: Cluster) -> None:
+    workload = WorkloadSpec("long-ssh", read_pct=100, bs="4k", iodepth=2, runtime_s=30)
+    sshd = netns.sshd_marker(netns.lab_run_dir(cluster.lab) / "netns" / "h3")
+    killer = _kill_later(lambda: netns.marker_pids(sshd), 4.0)
+    started = time.monotonic()
+    with pytest.raises(HostError, match=r"host h3: stopped answering") as failure:
+        cluster.engine.run_cluster(cluster.plan("long-ssh", workload, hosts=["h1", "h3"]))
+    killer.join()
+    assert "host h1:" not in str(failure.value)
+    assert time.monotonic() - started < 25
+    _no_jobs_left(cluster, ["h1"])
+    # h3 cannot be asked over SSH any more; on this machine its server is seen directly: only the listener is left.
+    deadline = time.monotonic() + 10
+    while len(cluster.server_pids("h3")) > 1 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert len(cluster.server_pids("h3")) == 1

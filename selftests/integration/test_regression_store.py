@@ -1,0 +1,45 @@
+"""Nightly regression: a run degraded by QoS fails against the stored baseline."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from iogate.lab import DEFAULT_LAB
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def lab_copy(tmp_path: Path, name: str, qos: str = "") -> Path:
+    text = DEFAULT_LAB.read_text().replace("/var/tmp/iogate", str(tmp_path / "work")).replace("size: 1GiB", "size: 128MiB")
+    if qos:
+        text = text.replace("  size: 128MiB", f"  size: 128MiB\n  qos: {qos}")
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def run_suite(lab: Path, db: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "tests/test_baseline.py", "--lab", str(lab), "--results-db", str(db),
+         "--runtime", "3", "--ramp", "0", "-q", "-s", "-p", "no:cacheprovider", *extra],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+
+
+def test_degraded_volume_fails_with_regression_verdict(tmp_path: Path) -> None:
+    db = tmp_path / "results.sqlite"
+    first = run_suite(lab_copy(tmp_path, "lab.yaml"), db)
+    assert first.returncode == 0, first.stdout[-3000:]
+
+    same = run_suite(lab_copy(tmp_path, "lab.yaml"), db, "--baseline", "last")
+    assert same.returncode == 0, same.stdout[-3000:]
+    assert "regression PASS" in same.stdout
+
+    degraded = run_suite(lab_copy(tmp_path, "degraded.yaml", "{read_iops: 300, write_iops: 300}"), db, "--baseline", "last")
+    assert degraded.returncode == 1, degraded.stdout[-3000:]
+    assert "regression FAIL" in degraded.stdout and "verdict failed:" in degraded.stdout
+    assert "IOPS drop vs last run" in degraded.stdout
