@@ -436,3 +436,12 @@ def variant(lab: Lab, *, workdir: Path | str, tag: str, count: int | None = None
             )
         )
     return lab.model_copy(update={"hosts": hosts, "workdir": str(workdir)})
+
+
+def is_up(lab: Lab) -> bool:
+    """True while the lab's journal (from `lab up`) still holds open resources."""
+    ledger_path = lab_run_dir(lab) / LEDGER_NAME
+    if not ledger_path.exists():
+        return False
+    ledger, _ = Ledger.load(ledger_path)
+    return bool(ledger.open_entries())
