@@ -7,6 +7,7 @@ pytest_plugins = [
     "plugins.verdicts",
     "plugins.parametrize",
     "plugins.scheduling",
+    "plugins.progress",
     "fixtures.lab",
     "fixtures.volumes",
     "fixtures.workload",

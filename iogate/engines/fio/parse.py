@@ -24,17 +24,27 @@ _LOG_NAME = re.compile(r"^(?P<job>.+)_(?P<kind>iops|clat|clat_hist)\.(?P<n>\d+)\
 
 
 def load_json(text: str, source: str) -> dict[str, Any]:
-    """fio prints warnings before the JSON on some errors: start at the first brace."""
+    """The final fio report in text.
+
+    fio may print warnings before the JSON, and with --status-interval the file
+    holds one report per interval before the final one: the last report wins.
+    """
+    decoder = json.JSONDecoder()
     start = text.find("{")
     if start < 0:
         raise EngineError(f"{source}: no JSON in fio output: {text[:300]!r}")
-    try:
-        data = json.loads(text[start:])
-    except json.JSONDecodeError as exc:
-        raise EngineError(f"{source}: fio output is not valid JSON: {exc}") from exc
-    if not isinstance(data, dict) or not ("jobs" in data or "client_stats" in data):
+    last: Any = None
+    while start >= 0:
+        try:
+            last, end = decoder.raw_decode(text, start)
+        except json.JSONDecodeError as exc:
+            if last is None:
+                raise EngineError(f"{source}: fio output is not valid JSON: {exc}") from exc
+            raise EngineError(f"{source}: fio output ends in a truncated report: {exc}") from exc
+        start = text.find("{", end)
+    if not isinstance(last, dict) or not ("jobs" in last or "client_stats" in last):
         raise EngineError(f"{source}: not fio json output (no 'jobs' or 'client_stats')")
-    return data
+    return last
 
 
 def _latency(raw: Mapping[str, Any] | None) -> LatencyStats:

@@ -10,10 +10,12 @@ from __future__ import annotations
 import csv
 import io
 import shlex
+import threading
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from iogate.engines.fio import jobfile, parse
 from iogate.engines.workload import JobSpec, RunPlan
@@ -41,13 +43,20 @@ class HostOutcome:
     artifacts: dict[str, str] = field(default_factory=dict)
 
 
+class StatusObserver(Protocol):
+    """Receives fio's live status output (e.g. iogate.progress.Progress)."""
+
+    def feed_fio(self, chunk: str) -> object: ...
+
+
 class FioEngine:
     name = "fio"
 
-    def __init__(self, run: Run, initiators: Mapping[str, Initiator], guard: Guard) -> None:
+    def __init__(self, run: Run, initiators: Mapping[str, Initiator], guard: Guard, observer: StatusObserver | None = None) -> None:
         self.run = run
         self.initiators = initiators
         self.guard = guard
+        self.observer = observer
         self._points = 0
 
     def run_plan(self, plan: RunPlan) -> RunResult:
@@ -86,15 +95,24 @@ class FioEngine:
             raise EngineError(f"host {initiator.name}: jobs of one fio process span cgroups {sorted(cgroups)}")
         join = f"echo $$ > {shlex.quote(cgroups.pop())}/cgroup.procs && " if cgroups else ""
         limit_s = int(max(j.workload.runtime_s + j.workload.ramp_s for j in jobs)) + GRACE_S
+        # Live status only where the output file can be watched as it grows (this machine).
+        watch = self.observer is not None and initiator.is_local
         command = (
             f"cd {shlex.quote(work)} && {join}exec timeout --kill-after=10 {limit_s} "
-            f"fio --output-format=json+ --output=out.json {shlex.quote(job_path)}"
+            f"fio --output-format=json+ --output=out.json {'--status-interval=1 ' if watch else ''}{shlex.quote(job_path)}"
         )
         entry = self.run.ledger.intend("process", name=f"fio on {initiator.name}", marker=job_path, host=initiator.name)
         busy0, total0 = initiator.cpu_ticks()
+        stop = threading.Event()
+        watcher = threading.Thread(target=self._watch, args=(local_dir / "out.json", stop), daemon=True) if watch else None
+        if watcher:
+            watcher.start()
         try:
             done = initiator.run_unchecked("sh -c %s", command)
         finally:
+            stop.set()
+            if watcher:
+                watcher.join()
             release(self.run.ledger, [entry])
         busy1, total1 = initiator.cpu_ticks()
         output = initiator.run_unchecked("cat %s", f"{work}/out.json").stdout
@@ -119,6 +137,20 @@ class FioEngine:
                 f"{initiator.name} fio json+": str(local_dir / "out.json"),
             },
         )
+
+    def _watch(self, path: Path, stop: threading.Event) -> None:
+        """Feed fio's per-second status reports to the observer while fio writes them."""
+        offset = 0
+        while not stop.wait(0.5):
+            try:
+                with path.open() as handle:
+                    handle.seek(offset)
+                    chunk = handle.read()
+            except OSError:
+                continue
+            offset += len(chunk.encode())
+            if chunk and self.observer is not None:
+                self.observer.feed_fio(chunk)
 
     def _fetch_logs(self, initiator: Initiator, remote_dir: str, local_dir: Path) -> dict[str, str]:
         if initiator.is_local:
