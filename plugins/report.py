@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import platform
 
+import allure
 import pytest
 
 import iogate
@@ -21,6 +22,18 @@ FACTS = pytest.StashKey[dict[str, str]]()
 def facts(config: pytest.Config) -> dict[str, str]:
     """The session's environment facts; fixtures add to it."""
     return config.stash.setdefault(FACTS, {})
+
+
+@pytest.fixture(autouse=True)
+def _allure_lab_labels(request: pytest.FixtureRequest) -> None:
+    """Tags every result with its lab, array and hosts; and the protocol where parametrized."""
+    if CONFIG_KEY not in request.config.stash:
+        return
+    lab = request.config.stash[CONFIG_KEY].lab
+    allure.dynamic.tag(f"lab:{lab.name}", f"array:{lab.array.name}", *(f"host:{h.name}" for h in lab.hosts))
+    protocol = getattr(request.node, "callspec", None) and request.node.callspec.params.get("protocol")
+    if protocol:
+        allure.dynamic.tag(f"protocol:{protocol}")
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -46,7 +46,8 @@ def allure_config(report_dir: Path, history_path: Path, name: str, history_limit
         "output": str(report_dir),
         "historyPath": str(history_path),
         "categories": allure3_categories(),
-        "plugins": {"awesome": {"options": {"reportName": name, "singleFile": False}}},
+        # The tree reads like the methodology: procedure (epic) > family (feature) > story.
+        "plugins": {"awesome": {"options": {"reportName": name, "singleFile": False, "groupBy": ["epic", "feature", "story"]}}},
     }
     if history_limit is not None:
         config["historyLimit"] = history_limit
