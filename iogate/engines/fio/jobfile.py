@@ -51,7 +51,7 @@ def _data_pattern(workload: WorkloadSpec) -> dict[str, str]:
         options["buffer_compress_chunk"] = "4k"
         options["refill_buffers"] = "1"
     if workload.verify:
-        options.update({"verify": workload.verify, "verify_fatal": "0", "verify_dump": "0"})
+        options.update({"verify": workload.verify, "verify_fatal": "0", "verify_dump": "0", "verify_state_save": "0"})
     return options
 
 
