@@ -11,4 +11,6 @@ pytest_plugins = [
     "fixtures.lab",
     "fixtures.volumes",
     "fixtures.workload",
+    "fixtures.state",
+    "fixtures.suite",
 ]

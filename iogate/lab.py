@@ -115,6 +115,7 @@ class Lab(Strict):
     allow_devices: list[DeviceIdentity] = Field(default_factory=list)
     workdir: str = "/var/tmp/iogate"
     datapath_limit_bytes_per_s: int | None = None
+    tiles: int | None = Field(default=None, ge=1)  # Hitachi VM tiles to lay out (default: per run profile)
     path: str = ""
 
     @model_validator(mode="after")

@@ -8,7 +8,8 @@ from the command line (--runtime, --ramp) or a YAML (--profile-file).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,8 @@ class Profile:
     tile_runtime_s: float  # tiles and events: a longer steady load
     prefill: bool  # sequential 256 KiB write of every volume before the first test
     grid: str  # which points of a sweep grid run: "corners", "reduced" or "all"
+    # Grids a profile file replaces, by catalog key (sweep, kpi_parallelism, netapp): see iogate.catalog.
+    grids: Mapping[str, Any] = field(default_factory=dict)
 
     def with_overrides(self, **overrides: Any) -> Profile:
         return replace(self, **{k: v for k, v in overrides.items() if v is not None})
@@ -46,6 +49,7 @@ class ProfileFile(BaseModel):
     tile_runtime_s: float | None = None
     prefill: bool | None = None
     grid: str | None = None
+    grids: dict[str, Any] | None = None
 
 
 def resolve_profile(name: str, path: Path | None = None, **overrides: Any) -> Profile:

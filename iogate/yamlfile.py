@@ -19,19 +19,20 @@ Model = TypeVar("Model", bound=BaseModel)
 Loc = tuple[str | int, ...]
 
 
-def _walk(node: yaml.Node, loc: Loc, lines: dict[Loc, int]) -> Any:
+def _walk(node: yaml.Node, loc: Loc, lines: dict[Loc, int], loader: yaml.SafeLoader) -> Any:
     lines[loc] = node.start_mark.line + 1
     if isinstance(node, yaml.MappingNode):
         out: dict[Any, Any] = {}
         for key_node, value_node in node.value:
-            key = yaml.safe_load(yaml.serialize(key_node))
-            lines[(*loc, key)] = key_node.start_mark.line + 1
-            out[key] = _walk(value_node, (*loc, key), lines)
+            key = loader.construct_object(key_node, deep=True)
+            if not isinstance(key, (str, int, float, bool)) and key is not None:
+                raise LabFileError(f"line {key_node.start_mark.line + 1}: a mapping key must be a plain value, not {key!r}")
+            out[key] = _walk(value_node, (*loc, key), lines, loader)
             lines[(*loc, key)] = key_node.start_mark.line + 1
         return out
     if isinstance(node, yaml.SequenceNode):
-        return [_walk(item, (*loc, index), lines) for index, item in enumerate(node.value)]
-    return yaml.safe_load(yaml.serialize(node))
+        return [_walk(item, (*loc, index), lines, loader) for index, item in enumerate(node.value)]
+    return loader.construct_object(node, deep=True)
 
 
 def load_yaml(path: Path) -> tuple[Any, dict[Loc, int]]:
@@ -47,7 +48,14 @@ def load_yaml(path: Path) -> tuple[Any, dict[Loc, int]]:
         where = f" line {mark.line + 1}" if mark else ""
         raise LabFileError(f"{path}{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from exc
     lines: dict[Loc, int] = {}
-    data = _walk(root, (), lines) if root is not None else {}
+    try:
+        data = _walk(root, (), lines, yaml.SafeLoader("")) if root is not None else {}
+    except LabFileError as exc:
+        raise LabFileError(f"{path} {exc}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark else ""
+        raise LabFileError(f"{path}{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from exc
     return data, lines
 
 

@@ -63,3 +63,9 @@ def test_bad_workloads_rejected() -> None:
         WorkloadSpec("w", read_pct=120)
     with pytest.raises(ValueError, match="job names must be unique"):
         RunPlan("p", (JobSpec("a", WorkloadSpec("w"), TARGET), JobSpec("a", WorkloadSpec("w"), TARGET)))
+
+
+def test_rate_never_rounds_a_direction_to_uncapped() -> None:
+    # 95 % of 8 IOPS rounds to 8 reads: writes must still get their own cap, not fio's "same as reads".
+    assert options(read_pct=95, rate_iops=8)["rate_iops"] == "7,1"
+    assert options(read_pct=5, rate_iops=8)["rate_iops"] == "1,7"

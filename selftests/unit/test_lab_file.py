@@ -77,3 +77,9 @@ def test_malformed_lab_rejected_by_pytest_before_provisioning(tmp_path: Path) ->
     assert done.returncode == 4, done.stdout + done.stderr
     assert f"{path} line" in done.stderr and "volumes.count" in done.stderr
     assert not work.exists()
+
+
+def test_flow_mapping_without_value_has_line(tmp_path: Path) -> None:
+    path = write(tmp_path, GOOD.replace("  size: 1GiB", "  size: 1GiB\n  qos: {read_iops: 100, 200}"))
+    with pytest.raises(LabFileError, match=r"line \d+: volumes.qos"):
+        load_lab(path)

@@ -7,6 +7,8 @@ nbdkit runs in the volume's blkio cgroup so the array's QoS caps still apply.
 
 from __future__ import annotations
 
+import hashlib
+import tempfile
 import time
 from pathlib import Path
 from typing import ClassVar
@@ -42,15 +44,18 @@ class NbdConnector:
         if not initiator.is_local:
             raise HostError(f"protocol {self.protocol.name}: nbd export is only wired for the local host, not {initiator.name}")
         device = volume.export["device"]
-        socket = self.run.path("nbd", f"{volume.name}.sock")
-        pidfile = socket.with_suffix(".pid")
+        # A Unix socket path must fit in 108 bytes: keep it short, not under the run directory.
+        digest = hashlib.sha1(f"{self.run.run_dir}/{volume.name}".encode()).hexdigest()[:12]
+        socket = Path(tempfile.gettempdir()) / f"iogate-nbd-{digest}.sock"
+        pidfile = self.run.path("nbd", f"{volume.name}.pid")
         ledger = self.run.ledger
-        entries = [ledger.intend("process", name="nbdkit", marker=str(socket))]
+        entries = [ledger.intend("file", path=str(socket))]
+        entries.append(ledger.intend("process", name="nbdkit", marker=str(socket)))
         cgroup = volume.export.get("cgroup")
         join = f"echo $$ > {cgroup}/cgroup.procs && " if cgroup else ""
         # nbdkit forks into the background once the socket is ready; the socket path is its ledger marker.
         initiator.run(f"sh -c '{join}exec nbdkit -U {socket} -P {pidfile} -t {self.options.threads} file file={device} cache=none'")
-        ledger.created(entries[0])
+        ledger.created(entries[1])
         _wait_for(socket, f"nbdkit for volume {volume.name}")
         self._entries[volume.name] = entries
         return Connection(

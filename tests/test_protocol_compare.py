@@ -1,0 +1,72 @@
+"""NetApp/VMware protocol comparison: the same VMs on every protocol, relative to the baseline protocol.
+
+Points (workloads/netapp.yaml): 32 ... 128 VMs with 2 outstanding I/Os each,
+4K and 8K, 75 % read, 100 % random; and one VM with 128 outstanding I/Os over
+2 disks, 8K, 60 % read. Each VM is a fio job on its own region of a lab volume
+(the shared datastore). Before each protocol's run the volumes are restored
+from the post-prefill snapshot (where the array driver can), so every protocol
+starts from the same state.
+
+Verdicts (spec family `protocols`): relative_to_baseline (baseline protocol =
+100, the lab's baseline_protocol), no_io_errors on every protocol's run.
+"""
+
+from __future__ import annotations
+
+import allure
+import pytest
+
+from criteria.points import SweepPoint
+from fixtures.suite import attach_table
+from iogate.catalog import load_netapp, netapp_jobs
+from iogate.engines.workload import RunPlan
+from iogate.metrics.types import RunResult
+from plugins.options import CONFIG_KEY
+
+NETAPP = load_netapp().netapp
+FIGURES = {
+    "iops": lambda r: r.total_iops,
+    "mean_latency_ms": lambda r: SweepPoint.from_run(r, "").latency_mean_ns / 1e6,
+    "p99_latency_ms": lambda r: SweepPoint.from_run(r, "").latency_pct_ns[99.0] / 1e6,
+}
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "netapp_point" in metafunc.fixturenames and CONFIG_KEY in metafunc.config.stash:
+        config = metafunc.config.stash[CONFIG_KEY]
+        points = NETAPP.points(config.profile)
+        metafunc.parametrize("netapp_point", points, ids=[f"{config.lab.name}-{p.id}" for p in points])
+
+
+@pytest.mark.protocols
+@pytest.mark.netapp
+@allure.epic("NetApp protocol comparison")
+@allure.feature("protocols")
+@allure.story("every protocol relative to the baseline protocol (= 100)")
+def test_protocol_compare(netapp_point, lab, prefilled, connect, measure, profile, spec, judge, state):
+    allure.dynamic.parameter("baseline", lab.baseline)
+    for key, value in {"vms": netapp_point.vms, "bs": netapp_point.bs, "read_pct": netapp_point.read_pct,
+                       "outstanding_total": netapp_point.outstanding_total * netapp_point.disks_per_vm}.items():
+        allure.dynamic.parameter(key, value)
+    hosts = [h.name for h in lab.hosts]
+    order = [lab.baseline] + [p.name for p in lab.protocols if p.name != lab.baseline]
+    results: dict[str, RunResult] = {}
+    for protocol in order:
+        if NETAPP.restore_between_tests:
+            state.restore(f"before {protocol}")
+        plan = netapp_jobs(NETAPP, netapp_point, hosts, prefilled, lambda volume, host, p=protocol: connect(p, volume, host),
+                           runtime_s=profile.runtime_s, ramp_s=profile.ramp_s)
+        results[protocol] = measure(RunPlan(f"{protocol}-{netapp_point.id}", plan.jobs))
+    base = results[lab.baseline]
+    attach_table("protocols", [
+        {"protocol": name, **{k: round(f(r), 4) for k, f in FIGURES.items()},
+         "iops_relative": round(100.0 * r.total_iops / base.total_iops, 1) if base.total_iops else ""}
+        for name, r in results.items()])
+    for check in spec.for_family("protocols"):
+        if check.criterion == "relative_to_baseline":
+            metric = check.bound("metric")
+            if metric not in FIGURES:
+                raise ValueError(f"{check.where}: metric {metric!r} is not measured here (use {', '.join(FIGURES)})")
+            judge(check.evaluate({name: FIGURES[metric](r) for name, r in results.items()}, lab.baseline))
+        else:
+            judge(check.evaluate(r) for r in results.values())

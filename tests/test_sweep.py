@@ -1,0 +1,115 @@
+"""Dell PowerStore transport sweep: read % x block size x threads, on every transport the lab offers.
+
+Per point (test_sweep[local-block-rd70-4k-t8]): 100 % random I/O with the
+Dell data pattern on every lab volume at once, one job per volume whose
+iodepth is the point's thread count (vdbench threads = outstanding I/Os),
+measured after warmup; the point's IOPS, MB/s, mean/p99 latency and host CPU
+per I/O go to the session's sweep collector. Per-point checks of the spec's
+`sweep` family (no_io_errors) judge each point.
+
+Per transport (test_sweep_saturation[local-block]): the points measured for
+that transport, one load curve per read % and block size, judged by the
+sweep-level checks: "N IOPS @ latency" (iops_at_latency) and "I/O before
+saturation" (knee). The full table is attached as HTML and CSV, with every
+transport's IOPS as % difference from the baseline transport (Dell's view).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import allure
+import pytest
+
+from criteria.points import SweepPoint
+from fixtures.suite import SweepRecord, attach_table
+from iogate.catalog import GridPoint, load_sweeps
+from iogate.engines.workload import JobSpec, RunPlan
+from iogate.hostcpu import host_cpu, mean_pct_per_kiops
+from plugins.options import CONFIG_KEY
+
+DELL = load_sweeps().dell
+# Criteria judged over a whole load curve; every other sweep check judges each point's run.
+CURVE_CRITERIA = {"iops_at_latency", "knee"}
+
+
+@dataclass(frozen=True)
+class SweepCase:
+    protocol: str
+    point: GridPoint
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """test_sweep[local-block-rd70-4k-t8]: every transport x the profile's grid, transport outermost."""
+    if "case" in metafunc.fixturenames and CONFIG_KEY in metafunc.config.stash:
+        config = metafunc.config.stash[CONFIG_KEY]
+        points = DELL.grid_for(config.profile).points()
+        cases = [SweepCase(p.name, point) for p in config.lab.protocols for point in points]
+        metafunc.parametrize("case", cases, ids=[f"{config.lab.name}-{c.protocol}-{c.point.id}" for c in cases])
+
+
+def point_row(protocol: str, point: GridPoint, measured: SweepPoint, result, cpus: dict[str, int]) -> dict:  # type: ignore[no-untyped-def]
+    read, write = result.total("read"), result.total("write")
+    cpu = host_cpu(result, cpus)
+    return {
+        "protocol": protocol, "point": point.id, "read_pct": point.read_pct, "bs": point.bs, "threads": point.threads,
+        "iops": round(measured.iops, 1),
+        "mb_per_s": round((read.bw_bytes_per_s + write.bw_bytes_per_s) / 1e6, 2),
+        "mean_latency_ms": round(measured.latency_mean_ns / 1e6, 4),
+        "p99_latency_ms": round(measured.latency_pct_ns[99.0] / 1e6, 4),
+        "host_cpu_pct": round(sum(c.busy_pct for c in cpu) / max(len(cpu), 1), 1),
+        "host_cpu_pct_per_kiops": round(mean_pct_per_kiops(cpu), 4),
+        "cpu_us_per_io": round(sum(c.cpu_us_per_io or 0 for c in cpu) / max(len(cpu), 1), 2),
+    }
+
+
+@pytest.mark.sweep
+@pytest.mark.dell
+@allure.epic("Dell PowerStore transport sweep")
+@allure.feature("sweep")
+@allure.story("read % x block size x threads, per transport")
+def test_sweep(case, lab, prefilled, connect, measure, profile, spec, judge, sweep_points, initiators):
+    protocol, grid_point = case.protocol, case.point
+    workload = DELL.workload(grid_point, profile.runtime_s, profile.ramp_s)
+    allure.dynamic.parameter("protocol", protocol)
+    for key, value in workload.params().items():
+        allure.dynamic.parameter(key, value)
+    hosts = [h.name for h in lab.hosts]
+    # Volumes spread over the hosts (Dell: 4 hosts, each driving its own VMs' volumes).
+    jobs = tuple(JobSpec(v.name, workload, connect(protocol, v, hosts[i % len(hosts)])) for i, v in enumerate(prefilled))
+    result = measure(RunPlan(f"{protocol}-{grid_point.id}", jobs))
+    measured = SweepPoint.from_run(result, label=f"t{grid_point.threads}")
+    cpus = {name: int(i.facts().get(f"host.{name}.cpus", "0") or 0) for name, i in initiators.items()}
+    row = point_row(protocol, grid_point, measured, result, cpus)
+    sweep_points.add(protocol, SweepRecord(grid_point, measured, row))
+    attach_table(f"{protocol} {grid_point.id}", [row])
+    judge(check.evaluate(result) for check in spec.for_family("sweep") if check.criterion not in CURVE_CRITERIA)
+
+
+@pytest.mark.sweep
+@pytest.mark.dell
+@allure.epic("Dell PowerStore transport sweep")
+@allure.feature("sweep")
+@allure.story("N IOPS @ latency and I/O before saturation, per transport")
+def test_sweep_saturation(protocol, lab, spec, judge, sweep_points):
+    allure.dynamic.parameter("protocol", protocol)
+    records = sweep_points.get(protocol)
+    if not records:
+        pytest.skip(f"no sweep point of protocol {protocol} ran in this session (select test_sweep too)")
+    baseline = {r.point.id: r.row["iops"] for r in sweep_points.get(lab.baseline)}
+    rows = []
+    for record in records:
+        base = baseline.get(record.point.id)
+        rows.append({**record.row, f"iops_vs_{lab.baseline}_pct": round(100.0 * (record.row["iops"] - base) / base, 1) if base else ""})
+    attach_table(f"sweep {protocol}", rows)
+    curves: dict[str, list[SweepRecord]] = {}
+    for record in records:
+        curves.setdefault(record.point.curve, []).append(record)
+    checks = [c for c in spec.for_family("sweep") if c.criterion in CURVE_CRITERIA]
+    if not checks:
+        pytest.skip(f"spec {spec.path} has no sweep-level check (iops_at_latency, knee) in family sweep")
+    for curve, members in curves.items():
+        points = [r.measured for r in sorted(members, key=lambda r: r.point.threads)]
+        for check in checks:
+            judge(dataclasses.replace(check.evaluate(points), criterion=f"{check.name}[{curve}]"))

@@ -1,0 +1,68 @@
+"""Hitachi NAS VM tiles: "VMs reach and maintain the configured I/O target".
+
+A tile is 25 VMs (SQL, Web, Exchange, OLTP x light/medium/heavy; 625 IOPS in
+all, workloads/vm_tiles.yaml). Every VM is one fio job whose rate is its target
+IOPS, on its own region of a lab volume (its disk; I/O on the first 20 % of
+it); tiles go to hosts in blocks (tiles 1-5 on host 1, 6-10 on host 2) and VM
+disks round-robin over the volumes. The tile count comes from --tiles, else the
+lab YAML's `tiles`, else the profile (smoke 1, quick 2, full 10).
+
+Verdicts (spec family `tiles`): target_iops_held per VM over vdbench-like 5 s
+intervals (naming every VM that missed), latency_bound per workload type
+(SQL, Web, Exchange, OLTP judged separately), no_io_errors.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import allure
+import pytest
+
+from fixtures.suite import attach_table
+from iogate.catalog import load_tiles, tile_jobs
+from iogate.engines.workload import RunPlan
+from iogate.metrics.resample import judged_series
+from plugins.options import CONFIG_KEY
+
+TILE = load_tiles().tile
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "tiles" in metafunc.fixturenames and CONFIG_KEY in metafunc.config.stash:
+        config = metafunc.config.stash[CONFIG_KEY]
+        count = metafunc.config.getoption("tiles", None) or config.lab.tiles or TILE.tiles_for(config.profile)
+        metafunc.parametrize("tiles", [count], ids=[f"{config.lab.name}-{count}tile{'s' if count > 1 else ''}"])
+
+
+@pytest.mark.tiles
+@pytest.mark.hitachi
+@allure.epic("Hitachi VM tiles")
+@allure.feature("tiles")
+@allure.story("every VM reaches and maintains its IOPS target")
+def test_vm_tiles(tiles, lab, prefilled, connect, measure, profile, spec, judge):
+    runtime_s = TILE.runtime_s(profile.tile_runtime_s)
+    hosts = [h.name for h in lab.hosts]
+    plan = tile_jobs(TILE, tiles, hosts, prefilled, lambda volume, host: connect(lab.baseline, volume, host),
+                     runtime_s=runtime_s, ramp_s=profile.ramp_s)
+    for key, value in {"protocol": lab.baseline, "tiles": tiles, "vms": len(plan.jobs),
+                       "target_iops_total": sum(plan.targets.values()), "runtime_s": runtime_s, "ramp_s": profile.ramp_s}.items():
+        allure.dynamic.parameter(key, value)
+    result = measure(RunPlan(f"tiles-x{tiles}", plan.jobs))
+    by_job = {(j.host, j.name): j for j in result.jobs}
+    attach_table("VMs", [{"vm": job.name, "host": job.target.host, "volume": job.target.volume.name,
+                          "kind": plan.kinds[job.name], "target_iops": plan.targets[job.name],
+                          "measured_iops": round(sum(d.iops for d in by_job[(job.target.host, job.name)].directions.values()), 1)}
+                         for job in plan.jobs])
+    series = judged_series(result, TILE.judge_interval_ms)
+    kinds = sorted(set(plan.kinds.values()))
+    for check in spec.for_family("tiles"):
+        if check.criterion == "target_iops_held":
+            judge(check.evaluate(series, plan.targets))
+        elif check.criterion == "latency_bound":
+            for kind in kinds:
+                names = set(plan.of_kind(kind))
+                only = dataclasses.replace(result, jobs=tuple(j for j in result.jobs if j.name in names))
+                judge(dataclasses.replace(check.evaluate(only), criterion=f"{check.name}[{kind}]"))
+        else:
+            judge(check.evaluate(result))
