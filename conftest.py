@@ -13,4 +13,5 @@ pytest_plugins = [
     "fixtures.workload",
     "fixtures.state",
     "fixtures.suite",
+    "fixtures.scaling",
 ]
