@@ -15,6 +15,7 @@ DELEGATED = {
     "report": "iogate.report:main",
     "lab": "iogate.lab_cli:main",
     "labvm": "iogate.labvm.cli:main",
+    "export": "iogate.results.cli:main",
 }
 
 

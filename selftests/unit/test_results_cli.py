@@ -1,0 +1,29 @@
+"""`python -m iogate export`: the PoC spreadsheet from the results store."""
+
+from pathlib import Path
+
+import openpyxl
+import pytest
+
+from iogate.results.cli import main
+from iogate.results.store import ResultsStore, RunPoint, StoreError
+from iogate.verdict import Verdict
+
+
+def test_export_splits_families_and_shows_verdicts(tmp_path: Path) -> None:
+    store = ResultsStore(tmp_path / "r.sqlite")
+    metrics = {"read": {"iops": 1000.0, "bw_bytes_per_s": 4096000.0, "mean_ns": 500000.0, "p99_ns": 2000000.0}}
+    failed = Verdict("latency_bound", False, 2.0, 1.0, "ms")
+    for test in ("tests/test_sweep.py::test_sweep[local-rd70-4k-t8]", "tests/test_vm_tiles.py::test_tiles[local-1]"):
+        store.add(RunPoint.from_verdicts(run_id="r1", lab="local", array="a", test_id=f"{test}::p", params={"bs": "4k"},
+                                         metrics=metrics, verdicts=[failed]))
+    assert main(["--store", str(tmp_path / "r.sqlite"), "--out", str(tmp_path / "out")]) == 0
+    sweep_csv = (tmp_path / "out" / "r1" / "sweep.csv").read_text()
+    assert "read.iops" in sweep_csv and "1000.0" in sweep_csv and "FAIL" in sweep_csv
+    book = openpyxl.load_workbook(tmp_path / "out" / "r1" / "r1.xlsx")
+    assert book.sheetnames == ["sweep", "vm_tiles"]
+
+
+def test_export_of_missing_store_names_it(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="nothing.sqlite does not exist"):
+        main(["--store", str(tmp_path / "nothing.sqlite")])
