@@ -14,7 +14,7 @@ PYTEST_ARGS ?=
 APT_PACKAGES := fio xfsprogs btrfs-progs nbdkit duperemove chromium openssh-server iproute2 util-linux
 STAMP := $(VENV)/.installed
 
-.PHONY: setup apt venv allure-cli accept check report bench lint cleanup clean
+.PHONY: setup apt venv allure-cli accept check report export bench lint cleanup clean
 
 setup: apt $(STAMP) allure-cli
 
@@ -43,10 +43,14 @@ accept: setup
 	@rm -rf $(RESULTS); mkdir -p $(RESULTS)
 	$(PY) -m pytest tests --lab $(LAB) --profile $(PROFILE) --criteria $(CRITERIA) \
 	    --alluredir $(RESULTS) $(PYTEST_ARGS); rc=$$?; \
-	$(MAKE) --no-print-directory report; exit $$rc
+	$(MAKE) --no-print-directory report; \
+	$(PY) -m iogate export --out exports || true; exit $$rc
 
 report:
 	@$(PY) -m iogate report --results $(RESULTS) --report $(REPORT)
+
+export: $(STAMP)
+	$(PY) -m iogate export --out exports
 
 check: setup lint
 	$(PY) -m pytest selftests $(PYTEST_ARGS)
