@@ -13,5 +13,6 @@ pytest_plugins = [
     "fixtures.workload",
     "fixtures.state",
     "fixtures.suite",
+    "fixtures.events",
     "fixtures.scaling",
 ]

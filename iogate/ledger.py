@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,6 +53,8 @@ class Ledger:
     path: Path
     run_id: str
     entries: dict[int, Entry] = field(default_factory=dict)
+    # Event threads and per-host engine threads journal concurrently.
+    _lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
 
     @classmethod
     def create(cls, run_dir: Path) -> Ledger:
@@ -103,6 +106,10 @@ class Ledger:
             entry.attrs.update(record.get("attrs", {}))
 
     def _append(self, record: dict[str, Any]) -> None:
+        with self._lock:
+            self._write(record)
+
+    def _write(self, record: dict[str, Any]) -> None:
         try:
             with self.path.open("a") as handle:
                 handle.write(json.dumps(record, sort_keys=True) + "\n")
@@ -113,9 +120,10 @@ class Ledger:
 
     def intend(self, kind: str, **attrs: Any) -> Entry:
         """Journal a resource about to be created; call before creating it."""
-        entry = Entry(len(self.entries) + 1, kind, dict(attrs))
-        self.entries[entry.id] = entry
-        self._append({"op": "intend", "id": entry.id, "kind": kind, "attrs": attrs, "t": time.time()})
+        with self._lock:
+            entry = Entry(len(self.entries) + 1, kind, dict(attrs))
+            self.entries[entry.id] = entry
+            self._append({"op": "intend", "id": entry.id, "kind": kind, "attrs": attrs, "t": time.time()})
         return entry
 
     def created(self, entry: Entry, **attrs: Any) -> None:

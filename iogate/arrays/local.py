@@ -182,6 +182,11 @@ class LocalArray:
         # Remap the extents in place: the loop device keeps the same open inode.
         _run(["xfs_io", "-c", f"reflink {snapshot.export['file']} 0 0 {volume.size_bytes}", str(self._volume_file(volume))])
 
+    def settle(self) -> None:
+        """Let deferred pool work finish before a measurement: syncfs makes XFS free a deleted snapshot's
+        extents (background inode GC) now, instead of during the next test's baseline window."""
+        _run(["sync", "-f", str(self.pool_dir)])
+
     def pool_used_bytes(self) -> int:
         stats = os.statvfs(self.pool_dir)
         return (stats.f_blocks - stats.f_bfree) * stats.f_frsize

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 import shlex
 import threading
 from collections.abc import Mapping
@@ -29,6 +30,7 @@ from iogate.run import Run
 # fio may take a while to lay out files or drain queues after its runtime.
 GRACE_S = 120
 REMOTE_ROOT = "/var/tmp/iogate-remote"
+_SIGNAL = re.compile(r"got signal=\d+")
 
 
 @dataclass
@@ -116,6 +118,11 @@ class FioEngine:
             release(self.run.ledger, [entry])
         busy1, total1 = initiator.cpu_ticks()
         output = initiator.run_unchecked("cat %s", f"{work}/out.json").stdout
+        # fio reports a crash (e.g. SIGFPE in verify) only as text before its JSON; the JSON
+        # would still say error 0, so a crashed job must not pass as a clean run.
+        crashed = _SIGNAL.search(f"{done.stdout}\n{done.stderr}\n{output[:output.find('{')] if '{' in output else output}")
+        if crashed:
+            raise EngineError(f"host {initiator.name}: fio {crashed.group(0)} ({job_path}); its results are not trustworthy")
         if not output.strip():
             raise EngineError(f"host {initiator.name}: fio exited {done.rc} without output: {(done.stderr or done.stdout).strip()[-1500:]}")
         data = parse.load_json(output, f"{initiator.name}:{work}/out.json")

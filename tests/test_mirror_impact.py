@@ -1,0 +1,120 @@
+"""Mirror impact during load: a replica's initial sync, and a steady synchronous mirror.
+
+IOgen reports what a synchronous mirror costs as the % drop of total IOPS:
+50 % on frontend write, 70 % on backend write. Two tests:
+
+- replica initial sync: while a write load runs, the array copies the whole
+  volume to a replica (repeated back to back for the middle third of the run,
+  as a resync that lasts). The local lab copies the volume's file to a second
+  location; arrays with REPLICATE start their own initial sync.
+- synchronous mirror: the mirror is attached a third into the run and detached
+  two thirds in; the window between (initial sync excluded) is the steady
+  mirror. Needs Capability.MIRROR; the local lab has none and skips, naming it.
+
+A crc32c verify region on the same volume must report no error: mirroring must
+not lose an I/O.
+"""
+
+from __future__ import annotations
+
+import allure
+import pytest
+
+from fixtures.events import attach_timeline, verify_region
+from iogate.arrays.base import Capability
+from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
+from iogate.events import Event
+from iogate.units import parse_size_bytes
+
+VOLUME_SIZE = "256MiB"
+LOAD_REGION = "224m"
+VERIFY_REGION = ("224m", "32m")  # (offset, size)
+# case: (working set, events-family check, published drop)
+MIRROR_CASES = {
+    "frontend_write": ("8m", "mirror_frontend_write_drop_max", "50 %"),
+    "backend_write": (LOAD_REGION, "mirror_backend_write_drop_max", "70 %"),
+}
+
+
+def verify_job(connection, runtime_s: float, ramp_s: float):  # type: ignore[no-untyped-def]
+    return verify_region(connection, offset=VERIFY_REGION[0], size=VERIFY_REGION[1], runtime_s=runtime_s, ramp_s=ramp_s)
+
+
+def write_load(name: str, working_set: str, runtime_s: float, ramp_s: float) -> WorkloadSpec:
+    return WorkloadSpec(name, read_pct=0, random_pct=100, bs="4k", iodepth=8, size=working_set, runtime_s=runtime_s, ramp_s=ramp_s)
+
+
+@pytest.fixture(scope="module")
+def mirrored_volume(lab, volume_factory, connect, engine):  # type: ignore[no-untyped-def]
+    """A volume filled once sequentially, so the sync copies written data, not holes."""
+    volume = volume_factory("events-mirror", parse_size_bytes(VOLUME_SIZE))
+    connection = connect(lab.baseline, volume, None)
+    fill = WorkloadSpec("fill", read_pct=0, random_pct=0, bs="256k", iodepth=8, time_based=False, runtime_s=0)
+    with allure.step(f"fill {volume.name}: sequential 256 KiB, whole volume"):
+        engine.run_plan(RunPlan("mirror-fill", (JobSpec("fill", fill, connection),)))
+    return connection
+
+
+@pytest.mark.events
+@pytest.mark.iogen
+@allure.epic("Data services during load")
+@allure.feature("events")
+@allure.story("replica initial sync during load")
+def test_replica_initial_sync(request, require, during_load, judge, profile, spec) -> None:  # type: ignore[no-untyped-def]
+    require(Capability.REPLICATE)
+    connection = request.getfixturevalue("mirrored_volume")
+    runtime_s = max(profile.tile_runtime_s, 9.0)
+    load = write_load("replica-backend-write", LOAD_REGION, runtime_s, profile.ramp_s)
+    for key, value in load.params().items():
+        allure.dynamic.parameter(key, value)
+    allure.dynamic.parameter("published impact", "50 % frontend / 70 % backend write (synchronous mirror)")
+
+    plan = RunPlan("replica-sync", (JobSpec("load", load, connection), verify_job(connection, runtime_s, profile.ramp_s)))
+    sync = Event("replicate", at_s=runtime_s / 3, volume=connection.volume, until_s=2 * runtime_s / 3)
+    run = during_load(plan, [sync], ramp_s=profile.ramp_s)
+    passes = run.timeline.matching(sync.label)
+    attach_timeline(run, title="replica initial sync during backend write load", jobs=("load",),
+                    spans=[(f"replica sync ({len(passes)} copies)", *run.timeline.span_ms(sync.label))])
+    copied_bytes = sum(p.evidence.get("bytes", 0) for p in passes)
+    allure.dynamic.parameter("replica copies", len(passes))
+    allure.dynamic.parameter("copied_bytes", copied_bytes)
+
+    baseline, event, _ = run.window_stats(sync.label, jobs=("load",))
+    checks = spec.for_family("events")
+    judge(
+        checks["replica_sync_drop_max"].evaluate(baseline, event),
+        checks["replica_sync_latency_rise_max"].evaluate(baseline, event),
+        checks["no_errors"].evaluate(run.result),
+    )
+
+
+@pytest.mark.events
+@pytest.mark.iogen
+@allure.epic("Data services during load")
+@allure.feature("events")
+@allure.story("synchronous mirror impact")
+@pytest.mark.parametrize("case", list(MIRROR_CASES))
+def test_synchronous_mirror(case: str, request, require, during_load, judge, profile, spec) -> None:  # type: ignore[no-untyped-def]
+    require(Capability.MIRROR)  # before the volume is filled: a lab without mirrors skips here, naming driver and capability
+    connection = request.getfixturevalue("mirrored_volume")
+    working_set, check, published = MIRROR_CASES[case]
+    runtime_s = max(profile.tile_runtime_s, 9.0)
+    load = write_load(f"mirror-{case}", working_set, runtime_s, profile.ramp_s)
+    allure.dynamic.parameter("case", case)
+    allure.dynamic.parameter("published impact", published)
+    for key, value in load.params().items():
+        allure.dynamic.parameter(key, value)
+
+    plan = RunPlan(f"mirror-{case}", (JobSpec("load", load, connection), verify_job(connection, runtime_s, profile.ramp_s)))
+    attach = Event("mirror_attach", at_s=runtime_s / 3, volume=connection.volume)
+    detach = Event("mirror_detach", at_s=2 * runtime_s / 3, volume=connection.volume)
+    run = during_load(plan, [attach, detach], ramp_s=profile.ramp_s)
+    _, steady, _ = run.windows(attach.label, detach.label, between=True)
+    attach_timeline(run, title=f"synchronous mirror during {case.replace('_', ' ')} load", jobs=("load",),
+                    spans=[*run.timeline.spans(), ("mirror steady", steady.start_ms, steady.end_ms)])
+
+    baseline, event, _ = run.window_stats(attach.label, detach.label, jobs=("load",), between=True)
+    judge(
+        spec.for_family("events")[check].evaluate(baseline, event),
+        spec.for_family("events")["no_errors"].evaluate(run.result),
+    )

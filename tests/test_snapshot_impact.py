@@ -1,0 +1,97 @@
+"""Snapshot impact during load (IOgen KPI cases): read, frontend write, backend write.
+
+The IOgen procedure measures what a snapshot costs as the % drop of total IOPS
+while the snapshot exists. Published (OceanStor): no impact on reads, none on
+frontend write (small working set), 50 % on backend write (copy-on-write of
+every first write to a shared block). Each case runs at full load on a
+prefilled volume; a snapshot is created a third into the measured run and
+deleted two thirds in. Verdicts compare the event window (snapshot exists)
+with the baseline window before it, on the load job only. A verify region on
+the same volume (fio crc32c) is written and checked throughout: the snapshot
+must not lose or corrupt an I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import allure
+import pytest
+
+from fixtures.events import attach_timeline, skip_without, verify_region
+from iogate.arrays.base import Capability
+from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
+from iogate.events import Event
+from iogate.units import parse_size_bytes
+
+VOLUME_SIZE = "256MiB"
+LOAD_REGION = "224m"  # the load's part of the volume; the rest is the verify region
+VERIFY_REGION = ("224m", "32m")  # (offset, size)
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    story: str
+    read_pct: int
+    size: str  # working set of the load
+    check: str  # the events-family check bounding its throughput drop
+    published: str
+
+
+CASES = (
+    Case("read", "reads of a snapshotted volume", 100, LOAD_REGION, "snapshot_read_drop_max", "0 % drop"),
+    Case("frontend_write", "writes to a small working set (no destaging)", 0, "8m", "snapshot_frontend_write_drop_max", "0 % drop"),
+    Case("backend_write", "writes over the whole volume (copy-on-write)", 0, LOAD_REGION, "snapshot_backend_write_drop_max", "50 % drop"),
+)
+
+
+@pytest.fixture(scope="module")
+def snapshot_volume(lab, array, volume_factory, connect, engine):  # type: ignore[no-untyped-def]
+    """A volume filled once with sequential 256 KiB writes: every read and write hits written, shareable blocks."""
+    skip_without(array, lab, Capability.SNAPSHOT)
+    volume = volume_factory("events-snap", parse_size_bytes(VOLUME_SIZE))
+    connection = connect(lab.baseline, volume, None)
+    fill = WorkloadSpec("fill", read_pct=0, random_pct=0, bs="256k", iodepth=8, time_based=False, runtime_s=0)
+    with allure.step(f"fill {volume.name}: sequential 256 KiB, whole volume"):
+        engine.run_plan(RunPlan("snapshot-fill", (JobSpec("fill", fill, connection),)))
+    return volume, connection
+
+
+@pytest.mark.events
+@pytest.mark.iogen
+@allure.epic("Data services during load")
+@allure.feature("events")
+@allure.story("snapshot impact")
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_snapshot_impact(case: Case, snapshot_volume, during_load, judge, profile, spec) -> None:  # type: ignore[no-untyped-def]
+    volume, connection = snapshot_volume
+    # Three windows of at least 4 s: one-second IOPS of an unthrottled load swing, a window must average them.
+    runtime_s = max(profile.tile_runtime_s, 12.0)
+    load = WorkloadSpec(f"snap-{case.name}", read_pct=case.read_pct, random_pct=100, bs="4k", iodepth=8, size=case.size,
+                        runtime_s=runtime_s, ramp_s=profile.ramp_s)
+    allure.dynamic.title(f"snapshot impact: {case.name.replace('_', ' ')}")
+    allure.dynamic.parameter("case", case.name)
+    allure.dynamic.parameter("published impact", case.published)
+    for key, value in load.params().items():
+        allure.dynamic.parameter(key, value)
+    allure.dynamic.parameter("working set", case.size)
+
+    verify = verify_region(connection, offset=VERIFY_REGION[0], size=VERIFY_REGION[1], runtime_s=runtime_s, ramp_s=profile.ramp_s)
+    plan = RunPlan(f"snapshot-{case.name}", (JobSpec("load", load, connection), verify))
+    events = [
+        Event("snapshot_create", at_s=runtime_s / 3, volume=volume, name=case.name),
+        Event("snapshot_delete", at_s=2 * runtime_s / 3, volume=volume, name=case.name),
+    ]
+    run = during_load(plan, events, ramp_s=profile.ramp_s)
+    create, delete = (e.label for e in events)
+    attach_timeline(run, title=f"snapshot during {case.name.replace('_', ' ')} load", jobs=("load",),
+                    spans=[("snapshot exists", *run.timeline.span_ms(create, delete))])
+
+    baseline, event, _ = run.window_stats(create, delete, jobs=("load",))
+    checks = spec.for_family("events")
+    judge(
+        checks[case.check].evaluate(baseline, event),
+        checks["snapshot_latency_rise_max"].evaluate(baseline, event),
+        checks["no_errors"].evaluate(run.result),
+    )
