@@ -38,7 +38,7 @@ from iogate import shell
 from iogate.errors import HostError, IOGateError, LabFileError
 from iogate.lab import HostConfig, Lab
 from iogate.ledger import LEDGER_NAME, Ledger, process_start_ticks
-from iogate.resources import register_remover, release_all
+from iogate.resources import marker_pids, register_remover, release_all
 from iogate.run import Run
 
 SSHD = "/usr/sbin/sshd"
@@ -243,21 +243,6 @@ def _spawn(run: Run, host: NsHost, label: str, argv: list[str], marker: str, log
             stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, cwd=cwd, check=True, timeout=30,
         )
     run.ledger.created(entry)
-
-
-def marker_pids(marker: str) -> list[int]:
-    """Pids whose command line contains marker (what the "process" remover kills)."""
-    pids = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if marker in cmdline:
-            pids.append(int(proc.name))
-    return sorted(pids)
 
 
 def _listening(pid: int, port: int) -> bool:

@@ -75,8 +75,8 @@ def _remove_cgroup(attrs: dict[str, Any]) -> str | None:
     return f"removed cgroup {path}"
 
 
-def _matching_pids(attrs: dict[str, Any]) -> list[int]:
-    marker = attrs["marker"]
+def marker_pids(marker: str) -> list[int]:
+    """Pids (other than ours) whose command line contains the marker: what the "process" remover kills."""
     pids = []
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit() or int(proc.name) == os.getpid():
@@ -87,12 +87,12 @@ def _matching_pids(attrs: dict[str, Any]) -> list[int]:
             continue
         if marker in cmdline:
             pids.append(int(proc.name))
-    return pids
+    return sorted(pids)
 
 
 def _remove_process(attrs: dict[str, Any]) -> str | None:
     """Kill processes whose command line carries the run's marker (e.g. its job file)."""
-    pids = _matching_pids(attrs)
+    pids = marker_pids(attrs["marker"])
     if not pids:
         return None
     for pid in pids:
