@@ -15,11 +15,18 @@ from iogate.yamlfile import Loc, line_of
 
 ARRAY_DRIVERS: dict[str, str] = {
     "local": "iogate.arrays.local:LocalArray",
+    "linux_target": "iogate.arrays.linux_target:LinuxTarget",
+    "static": "iogate.arrays.static:StaticArray",
 }
 
 CONNECTORS: dict[str, str] = {
     "block": "iogate.hosts.connectors.block:BlockConnector",
     "nbd": "iogate.hosts.connectors.nbd:NbdConnector",
+    "iscsi": "iogate.hosts.connectors.iscsi:IscsiConnector",
+    "nvme-tcp": "iogate.hosts.connectors.nvme_tcp:NvmeTcpConnector",
+    "nfs": "iogate.hosts.connectors.nfs:NfsConnector",
+    "fc": "iogate.hosts.connectors.fc:FcConnector",
+    "multipath": "iogate.hosts.connectors.multipath:MultipathConnector",
 }
 
 

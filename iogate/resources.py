@@ -143,6 +143,7 @@ REMOVERS: dict[str, Remover] = {
 REMOVER_MODULES: dict[str, str] = {
     "netns": "iogate.netns",
     "veth": "iogate.netns",
+    "remote": "iogate.labvm.remote",
 }
 
 

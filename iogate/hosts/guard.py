@@ -55,3 +55,13 @@ class Guard:
             self.check_device(initiator, connection.device, connection.volume.identity)
         elif connection.volume.identity.nfs_export is None:
             raise GuardRefused(f"refusing {connection.filename} on host {initiator.name}: connection has no device to verify")
+        else:
+            self.check_nfs_file(initiator, connection.filename, connection.volume.identity.nfs_export)
+
+    def check_nfs_file(self, initiator: Initiator, filename: str, export: str) -> None:
+        """Refuse unless the file's directory is an NFS mount of exactly this export."""
+        directory = filename.rsplit("/", 1)[0] or "/"
+        found = initiator.run_unchecked("findmnt -n -o SOURCE,FSTYPE --target %s", directory).stdout.split()
+        if len(found) != 2 or found[0] != export or not found[1].startswith("nfs"):
+            mounted = " ".join(found) or "nothing"
+            raise GuardRefused(f"refusing {filename} on host {initiator.name}: not in an NFS mount of {export} (mounted there: {mounted})")

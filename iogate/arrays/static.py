@@ -1,0 +1,279 @@
+"""`static`: an array IOGate cannot manage (yet), with volumes the storage team made.
+
+The lab file lists the pre-provisioned volumes with their identity (WWN, NGUID,
+serial, NFS export), the protocol they are reached by and what the connector
+needs (portal, IQN, NQN...). create_volume hands one out, never creates;
+delete_volume gives it back. Data-service events are user hooks: a shell
+command or an HTTP call, both templated (string.Template: $volume, $snapshot,
+$array_volume, $wwn, $nguid, $serial, $nfs_export, $size_bytes), each timed
+start to end. The driver can do exactly the events that have a hook.
+
+    array:
+      driver: static
+      options:
+        volumes:
+          - {name: lun1, size: 100GiB, protocol: iscsi, identity: {wwn: naa.600...},
+             export: {portal: "10.0.0.5:3260", target_iqn: "iqn..."}}
+        hooks:
+          snapshot_create: {command: "ssh admin@array snap create $array_volume $snapshot"}
+          dedupe: {http: {method: POST, url: "https://array/api/dedupe", body: '{"pool": "p1"}'}}
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from string import Template
+from typing import Any, ClassVar, Literal
+
+import requests
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from iogate.arrays.base import Capability, Snapshot, Unsupported, Volume
+from iogate.errors import ArrayError
+from iogate.lab import DeviceIdentity, Lab, QoS
+from iogate.run import Run
+from iogate.units import parse_size_bytes
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class HttpCall(Strict):
+    method: Literal["GET", "POST", "PUT", "PATCH", "DELETE"] = "POST"
+    url: str
+    body: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    verify_tls: bool = True
+
+
+class Hook(Strict):
+    """One user action: exactly one of a shell command or an HTTP call."""
+
+    command: str | None = None
+    http: HttpCall | None = None
+    timeout_s: float = Field(default=3600, gt=0)
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> Hook:
+        if (self.command is None) == (self.http is None):
+            raise ValueError("a hook is either `command` or `http`, exactly one")
+        return self
+
+
+class StaticVolume(Strict):
+    name: str
+    size: str
+    protocol: str  # connector name: iscsi, nvme-tcp, nfs, fc, multipath, block
+    identity: DeviceIdentity
+    export: dict[str, Any] = Field(default_factory=dict)
+    host: str | None = None  # the lab host it is mapped to, when only one is
+
+    @field_validator("size")
+    @classmethod
+    def _size(cls, value: str) -> str:
+        parse_size_bytes(value)
+        return value
+
+
+# Event name -> the capability its hook gives the driver.
+HOOK_CAPABILITY: dict[str, Capability] = {
+    "snapshot_create": Capability.SNAPSHOT,
+    "snapshot_restore": Capability.RESTORE,
+    "dedupe": Capability.DEDUPE,
+    "replicate": Capability.REPLICATE,
+    "mirror_attach": Capability.MIRROR,
+    "set_qos": Capability.QOS,
+}
+HookName = Literal[
+    "snapshot_create", "snapshot_delete", "snapshot_restore", "dedupe", "replicate", "mirror_attach", "mirror_detach", "set_qos"
+]
+
+
+class StaticOptions(Strict):
+    model: str = "unmanaged array"
+    volumes: list[StaticVolume] = Field(min_length=1)
+    hooks: dict[HookName, Hook] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _unique(self) -> StaticOptions:
+        names = [v.name for v in self.volumes]
+        if len(set(names)) != len(names):
+            raise ValueError(f"volume names must be unique: {names}")
+        return self
+
+
+class StaticArray:
+    """ArrayDriver over pre-provisioned volumes and user hooks (see module docstring)."""
+
+    Options: ClassVar[type[BaseModel]] = StaticOptions
+    capabilities: ClassVar[frozenset[Capability]] = frozenset(HOOK_CAPABILITY.values())
+
+    def __init__(self, lab: Lab, run: Run) -> None:
+        self.lab = lab
+        self.run = run
+        self.options = StaticOptions.model_validate(lab.array.options)
+        # What this instance can do is what its hooks can do (the class lists the most).
+        self.capabilities = frozenset(cap for hook, cap in HOOK_CAPABILITY.items() if hook in self.options.hooks)  # type: ignore[misc]
+        self._handed_out: dict[str, tuple[StaticVolume, Volume]] = {}
+        self.events: list[dict[str, Any]] = []  # every hook run, timed (for the report)
+
+    def setup(self) -> None:
+        """Nothing to prepare: the volumes exist already."""
+
+    def teardown(self) -> None:
+        self._handed_out.clear()
+
+    def facts(self) -> dict[str, str]:
+        return {"array.driver": "static", "array.model": self.options.model, "array.firmware": "unknown (not managed by IOGate)"}
+
+    # -- volumes -------------------------------------------------------------------------
+    def create_volume(
+        self, name: str, size_bytes: int, qos: QoS | None = None, export: str | None = None, host: str | None = None
+    ) -> Volume:
+        """Hand out a free listed volume of at least size_bytes (of protocol `export`, mapped to `host`)."""
+        if name in self._handed_out:
+            raise ArrayError(f"static array {self.lab.array.name}: volume {name} handed out already")
+        taken = {static.name for static, _ in self._handed_out.values()}
+        for static in self.options.volumes:
+            if static.name in taken or parse_size_bytes(static.size) < size_bytes:
+                continue
+            if export is not None and static.protocol != export:
+                continue
+            if host is not None and static.host not in (None, host):
+                continue
+            volume = Volume(
+                name=name,
+                size_bytes=parse_size_bytes(static.size),
+                identity=static.identity,
+                export={**static.export, "array_volume": static.name, "protocol": static.protocol},
+            )
+            self._handed_out[name] = (static, volume)
+            if qos is not None:
+                self.set_qos(volume, qos)
+            return volume
+        wanted = f"{size_bytes} bytes" + (f", protocol {export}" if export else "") + (f", host {host}" if host else "")
+        raise ArrayError(
+            f"static array {self.lab.array.name} ({self.lab.path or 'lab'}): no free pre-provisioned volume for {name} ({wanted}); "
+            f"{len(taken)} of {len(self.options.volumes)} handed out: list more volumes under array.options.volumes"
+        )
+
+    def delete_volume(self, volume: Volume) -> None:
+        """Give the volume back (its data stays: the array is not ours to wipe)."""
+        if self._handed_out.pop(volume.name, None) is None:
+            raise ArrayError(f"static array {self.lab.array.name}: volume {volume.name} was not handed out")
+
+    def list_volumes(self) -> list[Volume]:
+        return [volume for _, volume in self._handed_out.values()]
+
+    def set_qos(self, volume: Volume, qos: QoS | None) -> None:
+        fields = (qos or QoS()).model_dump()
+        self._hook("set_qos", volume, **{key: "" if value is None else str(value) for key, value in fields.items()})
+
+    # -- events ------------------------------------------------------------------------------
+    def snapshot_create(self, volume: Volume, name: str) -> Snapshot:
+        evidence = self._hook("snapshot_create", volume, snapshot=name)
+        return Snapshot(name=name, volume=volume.name, export={"hook": evidence})
+
+    def snapshot_delete(self, snapshot: Snapshot) -> None:
+        volume = self._volume(snapshot.volume)
+        if "snapshot_delete" in self.options.hooks:
+            self._hook("snapshot_delete", volume, snapshot=snapshot.name)
+
+    def snapshot_restore(self, volume: Volume, snapshot: Snapshot) -> None:
+        self._hook("snapshot_restore", volume, snapshot=snapshot.name)
+
+    def dedupe_run(self) -> dict[str, Any]:
+        return self._hook("dedupe", None)
+
+    def replicate(self, volume: Volume) -> dict[str, Any]:
+        return self._hook("replicate", volume)
+
+    def mirror_attach(self, volume: Volume) -> dict[str, Any]:
+        return self._hook("mirror_attach", volume)
+
+    def mirror_detach(self, volume: Volume) -> None:
+        if "mirror_detach" in self.options.hooks:
+            self._hook("mirror_detach", volume)
+
+    # -- hooks -----------------------------------------------------------------------------------
+    def _volume(self, name: str) -> Volume:
+        if name not in self._handed_out:
+            raise ArrayError(f"static array {self.lab.array.name}: volume {name} was not handed out")
+        return self._handed_out[name][1]
+
+    def template_values(self, volume: Volume | None, **extra: str) -> dict[str, str]:
+        values = {"array": self.lab.array.name, "run_id": self.run.run_id}
+        if volume is not None:
+            values |= {
+                "volume": volume.name,
+                "array_volume": str(volume.export.get("array_volume", "")),
+                "size_bytes": str(volume.size_bytes),
+            }
+            values |= {key: value or "" for key, value in volume.identity.model_dump().items()}
+        return values | extra
+
+    def _hook(self, event: str, volume: Volume | None, **extra: str) -> dict[str, Any]:
+        hook = self.options.hooks.get(event)  # type: ignore[call-overload]
+        if hook is None:
+            capability = HOOK_CAPABILITY.get(event)
+            raise Unsupported(
+                f"static array {self.lab.array.name}: no `{event}` hook configured" + (f" ({capability.value})" if capability else "")
+            )
+        values = self.template_values(volume, **extra)
+        record: dict[str, Any] = {"event": event, "volume": volume.name if volume else None, "started_at": time.time()}
+        started = time.monotonic()
+        try:
+            record |= _run_command(hook, values) if hook.command is not None else _call_http(hook, values)
+        finally:
+            record["ended_at"] = time.time()
+            record["duration_s"] = round(time.monotonic() - started, 3)
+            self.events.append(record)
+        if not record["ok"]:
+            raise ArrayError(f"static array {self.lab.array.name}: `{event}` hook failed: {record['detail']}")
+        return record
+
+
+def _render(template: str, values: dict[str, str], event: str) -> str:
+    try:
+        return Template(template).substitute(values)
+    except (KeyError, ValueError) as exc:
+        raise ArrayError(
+            f"`{event}` hook template {template!r}: unknown or malformed placeholder {exc} (known: {', '.join(sorted(values))})"
+        ) from None
+
+
+def _run_command(hook: Hook, values: dict[str, str]) -> dict[str, Any]:
+    command = _render(hook.command or "", values, "command")
+    try:
+        done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=hook.timeout_s, check=False)
+    except subprocess.TimeoutExpired:
+        return {"ok": False, "command": command, "detail": f"{command!r}: no end after {hook.timeout_s:.0f} s"}
+    output = (done.stdout + done.stderr).strip()[-2000:]
+    return {
+        "ok": done.returncode == 0,
+        "command": command,
+        "exit": done.returncode,
+        "output": output,
+        "detail": f"{command!r} exited {done.returncode}: {output}",
+    }
+
+
+def _call_http(hook: Hook, values: dict[str, str]) -> dict[str, Any]:
+    call = hook.http
+    assert call is not None
+    url = _render(call.url, values, "url")
+    body = _render(call.body, values, "body") if call.body is not None else None
+    headers = {key: _render(value, values, "header") for key, value in call.headers.items()}
+    try:
+        response = requests.request(call.method, url, data=body, headers=headers, timeout=hook.timeout_s, verify=call.verify_tls)
+    except requests.RequestException as exc:
+        return {"ok": False, "url": url, "detail": f"{call.method} {url}: {exc}"}
+    return {
+        "ok": response.ok,
+        "url": url,
+        "status": response.status_code,
+        "output": response.text[-2000:],
+        "detail": f"{call.method} {url}: HTTP {response.status_code}: {response.text[-500:]}",
+    }

@@ -1,0 +1,84 @@
+"""`iscsi`: open-iscsi login to the volume's target; the LUN is found by WWN.
+
+Volume.export carries `portal` ("ip:port") and `target_iqn`. Only this target's
+node record is created (discovery runs non-persistent, as a check that the
+portal advertises it), and the ledger holds the logout + node delete, so a
+crashed run leaves no session and no node record behind.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import BaseModel, ConfigDict
+
+from iogate.arrays.base import Volume
+from iogate.errors import HostError
+from iogate.hosts.connectors import scan
+from iogate.hosts.connectors.base import Connection
+from iogate.hosts.initiator import Initiator
+from iogate.lab import ProtocolConfig
+from iogate.labvm import remote
+from iogate.ledger import Entry
+from iogate.resources import release
+from iogate.run import Run
+
+
+class IscsiOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    chap_user: str | None = None
+    chap_password: str | None = None
+    discovery: bool = True  # check with a SendTargets discovery that the portal advertises the target
+    device_timeout_s: float = 60
+    node_settings: dict[str, str] = {}  # extra `iscsiadm -m node -o update` settings (e.g. queue depth)
+
+
+class IscsiConnector:
+    Options: ClassVar[type[BaseModel]] = IscsiOptions
+
+    def __init__(self, protocol: ProtocolConfig, run: Run) -> None:
+        self.protocol = protocol
+        self.run = run
+        self.options = IscsiOptions.model_validate(protocol.options)
+        self._entries: dict[tuple[str, str], Entry] = {}
+
+    def connect(self, initiator: Initiator, volume: Volume) -> Connection:
+        portal, iqn = volume.export.get("portal"), volume.export.get("target_iqn")
+        if not portal or not iqn:
+            raise HostError(f"protocol {self.protocol.name}: volume {volume.name} has no iSCSI export (portal, target_iqn)")
+        node = f"iscsiadm -m node -T {iqn} -p {portal}"
+        undo = f"{node} -u >/dev/null 2>&1; {node} -o delete >/dev/null 2>&1; true"
+        entry = remote.intend(self.run.ledger, initiator, f"iSCSI session {iqn} via {portal}", undo, volume.export.get("vanishes_with"))
+        self._entries[(initiator.name, volume.name)] = entry
+        if self.options.discovery:
+            advertised = initiator.run("iscsiadm -m discovery -t sendtargets -p %s -o nonpersistent", portal).stdout
+            if iqn not in advertised:
+                raise HostError(f"host {initiator.name}: portal {portal} does not advertise {iqn}: {advertised.strip()}")
+        initiator.run("iscsiadm -m node -T %s -p %s -o new", iqn, portal)
+        settings = dict(self.options.node_settings)
+        if self.options.chap_user:
+            settings |= {
+                "node.session.auth.authmethod": "CHAP",
+                "node.session.auth.username": self.options.chap_user,
+                "node.session.auth.password": self.options.chap_password or "",
+            }
+        for name, value in settings.items():
+            initiator.run("iscsiadm -m node -T %s -p %s -o update -n %s -v %s", iqn, portal, name, value)
+        initiator.run("iscsiadm -m node -T %s -p %s -l", iqn, portal)
+        self.run.ledger.created(entry)
+        devices = scan.wait_for_devices(initiator, volume.identity, self.options.device_timeout_s, f"iSCSI {iqn}")
+        device = scan.by_id_path(initiator, devices[0])
+        return Connection(
+            protocol=self.protocol.name,
+            host=initiator.name,
+            volume=volume,
+            filename=device,
+            device=device,
+            details={"target_iqn": iqn, "portal": portal, "paths": devices},
+        )
+
+    def disconnect(self, initiator: Initiator, connection: Connection) -> None:
+        entry = self._entries.pop((initiator.name, connection.volume.name), None)
+        if entry is not None:
+            release(self.run.ledger, [entry])

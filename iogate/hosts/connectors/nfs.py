@@ -1,0 +1,78 @@
+"""`nfs`: mount the volume's export (vers, nconnect, options); fio runs on a file in it.
+
+Volume.export carries `server` and `path`; Volume.identity.nfs_export is
+"server:path". Connection.device is None: the guard instead checks that the
+file's directory is an NFS mount of exactly that export. The ledger holds the
+umount and the mount point directory.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from iogate.arrays.base import Volume
+from iogate.errors import HostError
+from iogate.hosts.connectors.base import Connection
+from iogate.hosts.initiator import Initiator
+from iogate.lab import ProtocolConfig
+from iogate.labvm import remote
+from iogate.ledger import Entry
+from iogate.resources import release
+from iogate.run import Run
+
+
+class NfsOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    vers: str = "4.1"
+    nconnect: int | None = Field(default=None, ge=1, le=16)
+    mount_options: list[str] = []  # e.g. ["rsize=1048576", "wsize=1048576", "hard"]
+    mount_root: str = "/mnt/iogate"
+    # The fio file fills this share of the volume (the rest is file-system overhead).
+    file_fill: float = Field(default=0.8, gt=0, le=0.95)
+
+
+class NfsConnector:
+    Options: ClassVar[type[BaseModel]] = NfsOptions
+
+    def __init__(self, protocol: ProtocolConfig, run: Run) -> None:
+        self.protocol = protocol
+        self.run = run
+        self.options = NfsOptions.model_validate(protocol.options)
+        self._entries: dict[tuple[str, str], Entry] = {}
+
+    def mount_options(self) -> str:
+        options = [f"vers={self.options.vers}"]
+        if self.options.nconnect:
+            options.append(f"nconnect={self.options.nconnect}")
+        return ",".join(options + list(self.options.mount_options))
+
+    def connect(self, initiator: Initiator, volume: Volume) -> Connection:
+        export = volume.identity.nfs_export
+        if not export:
+            raise HostError(f"protocol {self.protocol.name}: volume {volume.name} has no NFS export")
+        mountpoint = f"{self.options.mount_root}/{self.run.run_id}/{self.protocol.name}/{volume.name}"
+        undo = (
+            f"if mountpoint -q {mountpoint}; then umount {mountpoint} || umount -l {mountpoint}; fi; rmdir {mountpoint} 2>/dev/null; true"
+        )
+        entry = remote.intend(self.run.ledger, initiator, f"NFS mount {export} on {mountpoint}", undo, volume.export.get("vanishes_with"))
+        self._entries[(initiator.name, volume.name)] = entry
+        initiator.run("mkdir -p %s && mount -t nfs -o %s %s %s", mountpoint, self.mount_options(), export, mountpoint)
+        self.run.ledger.created(entry)
+        file_size_bytes = int(volume.size_bytes * self.options.file_fill) // (1 << 20) * (1 << 20)
+        return Connection(
+            protocol=self.protocol.name,
+            host=initiator.name,
+            volume=volume,
+            filename=f"{mountpoint}/iogate-{volume.name}.dat",
+            device=None,
+            fio_options={"size": str(file_size_bytes)},
+            details={"mountpoint": mountpoint, "export": export, "mount_options": self.mount_options()},
+        )
+
+    def disconnect(self, initiator: Initiator, connection: Connection) -> None:
+        entry = self._entries.pop((initiator.name, connection.volume.name), None)
+        if entry is not None:
+            release(self.run.ledger, [entry])

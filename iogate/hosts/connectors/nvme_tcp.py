@@ -1,0 +1,89 @@
+"""`nvme-tcp`: nvme-cli discover + connect to the volume's subsystem; the namespace is found by NGUID.
+
+Volume.export carries `traddr`, `trsvcid` and `subsys_nqn`. The host NQN is the
+initiator's own (/etc/nvme/hostnqn) unless the options name one; the array must
+allow it. The ledger holds the disconnect.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import BaseModel, ConfigDict
+
+from iogate.arrays.base import Volume
+from iogate.errors import HostError
+from iogate.hosts.connectors import scan
+from iogate.hosts.connectors.base import Connection
+from iogate.hosts.initiator import Initiator
+from iogate.lab import ProtocolConfig
+from iogate.labvm import remote
+from iogate.ledger import Entry
+from iogate.resources import release
+from iogate.run import Run
+
+
+class NvmeTcpOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    hostnqn: str | None = None
+    nr_io_queues: int | None = None
+    queue_size: int | None = None
+    ctrl_loss_tmo_s: int | None = None
+    discovery: bool = True
+    device_timeout_s: float = 60
+
+
+class NvmeTcpConnector:
+    Options: ClassVar[type[BaseModel]] = NvmeTcpOptions
+
+    def __init__(self, protocol: ProtocolConfig, run: Run) -> None:
+        self.protocol = protocol
+        self.run = run
+        self.options = NvmeTcpOptions.model_validate(protocol.options)
+        self._entries: dict[tuple[str, str], Entry] = {}
+
+    def connect(self, initiator: Initiator, volume: Volume) -> Connection:
+        traddr, trsvcid, nqn = (volume.export.get(k) for k in ("traddr", "trsvcid", "subsys_nqn"))
+        if not traddr or not nqn:
+            raise HostError(f"protocol {self.protocol.name}: volume {volume.name} has no NVMe/TCP export (traddr, subsys_nqn)")
+        trsvcid = str(trsvcid or 4420)
+        initiator.run("modprobe nvme-tcp 2>/dev/null || true")
+        entry = remote.intend(
+            self.run.ledger,
+            initiator,
+            f"NVMe/TCP controller {nqn}",
+            f"nvme disconnect -n {nqn} >/dev/null 2>&1; true",
+            volume.export.get("vanishes_with"),
+        )
+        self._entries[(initiator.name, volume.name)] = entry
+        host_args = ["-q", self.options.hostnqn] if self.options.hostnqn else []
+        if self.options.discovery:
+            log = initiator.run("nvme discover -t tcp -a %s -s %s" + " %s" * len(host_args), traddr, trsvcid, *host_args).stdout
+            if nqn not in log:
+                raise HostError(f"host {initiator.name}: discovery at {traddr}:{trsvcid} does not list {nqn}")
+        extra = host_args[:]
+        for flag, value in (
+            ("--nr-io-queues", self.options.nr_io_queues),
+            ("--queue-size", self.options.queue_size),
+            ("--ctrl-loss-tmo", self.options.ctrl_loss_tmo_s),
+        ):
+            if value is not None:
+                extra += [flag, str(value)]
+        initiator.run("nvme connect -t tcp -a %s -s %s -n %s" + " %s" * len(extra), traddr, trsvcid, nqn, *extra)
+        self.run.ledger.created(entry)
+        devices = scan.wait_for_devices(initiator, volume.identity, self.options.device_timeout_s, f"NVMe/TCP {nqn}")
+        device = scan.by_id_path(initiator, devices[0])
+        return Connection(
+            protocol=self.protocol.name,
+            host=initiator.name,
+            volume=volume,
+            filename=device,
+            device=device,
+            details={"subsys_nqn": nqn, "traddr": f"{traddr}:{trsvcid}", "paths": devices},
+        )
+
+    def disconnect(self, initiator: Initiator, connection: Connection) -> None:
+        entry = self._entries.pop((initiator.name, connection.volume.name), None)
+        if entry is not None:
+            release(self.run.ledger, [entry])

@@ -1,0 +1,100 @@
+"""`python -m iogate labvm build|up|down`: the lab VM by hand.
+
+`up` leaves qemu running after it returns and writes <workdir>/labvm.json (port,
+key, run directory); `down` stops it through that run's ledger, so what `up`
+made is exactly what `down` (or `iogate cleanup`) removes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from iogate.errors import IOGateError
+from iogate.labvm import image as image_mod
+from iogate.labvm import vm as vm_mod
+from iogate.ledger import Ledger
+from iogate.resources import release_all
+from iogate.run import Run
+
+DEFAULT_WORKDIR = "/var/tmp/iogate"
+STATE_NAME = "labvm.json"
+LAB_PORT = 10022
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m iogate labvm", description="Build, boot and stop the qemu lab VM.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    build = sub.add_parser("build", help="build the image into the cache (when missing or stale)")
+    build.add_argument("--force", action="store_true", help="rebuild even when the cached image is current")
+    up = sub.add_parser("up", help="boot the VM and wait for its sshd")
+    up.add_argument("--memory-mib", type=int, default=2048)
+    up.add_argument("--cpus", type=int, default=2)
+    up.add_argument("--pool-size", default="16G", help="size of the array's pool disk (sparse)")
+    up.add_argument("--port", type=int, default=LAB_PORT, help="SSH port on 127.0.0.1 (labs/labvm.yaml expects 10022)")
+    sub.add_parser("down", help="stop the VM that `up` started")
+    for command in (build, up, sub.choices["down"]):
+        command.add_argument("--workdir", default=DEFAULT_WORKDIR, help="where runs and the VM's state file live")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    state_path = Path(args.workdir) / STATE_NAME
+    try:
+        if args.command == "build":
+            return _build(args.force)
+        if args.command == "up":
+            return _up(state_path, args)
+        return _down(state_path)
+    except IOGateError as exc:
+        print(f"labvm {args.command}: {exc}")
+        return 1
+
+
+def _build(force: bool) -> int:
+    started = time.monotonic()
+    image = image_mod.ensure_image(force=force)
+    facts = image.facts()
+    print(
+        f"image {image.root} ready in {time.monotonic() - started:.0f} s: kernel {facts['kernel_release']} "
+        f"({facts.get('kernel_origin')}), vdo tools {facts.get('vdo_tools')}"
+    )
+    return 0
+
+
+def _up(state_path: Path, args: argparse.Namespace) -> int:
+    if state_path.exists():
+        state = json.loads(state_path.read_text())
+        if _qemu_alive(state):
+            print(f"lab VM already up: {state['transport']} (key {state['ssh_key']}); `labvm down` first")
+            return 1
+    image = image_mod.ensure_image()
+    run = Run.start(args.workdir, "labvm")
+    vm = vm_mod.boot(run, image, memory_mib=args.memory_mib, cpus=args.cpus, pool_size=args.pool_size, port=args.port)
+    state = {"transport": vm.transport, "ssh_key": vm.ssh_key, "pid": vm.pid, "marker": vm.marker, "run_dir": str(run.run_dir)}
+    state_path.write_text(json.dumps(state, indent=2) + "\n")
+    print(f"lab VM up in {vm.boot_seconds:.0f} s: {vm.transport} (key {vm.ssh_key}); ssh -i {vm.ssh_key} -p {vm.port} root@127.0.0.1")
+    return 0
+
+
+def _qemu_alive(state: dict[str, object]) -> bool:
+    try:
+        cmdline = Path(f"/proc/{state['pid']}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return False
+    return str(state["marker"]) in cmdline
+
+
+def _down(state_path: Path) -> int:
+    if not state_path.exists():
+        print(f"no lab VM state at {state_path}: nothing to stop")
+        return 0
+    state = json.loads(state_path.read_text())
+    ledger, _ = Ledger.load(Path(state["run_dir"]) / "ledger.jsonl")
+    for line in release_all(ledger):
+        print(line)
+    state_path.unlink()
+    return 0

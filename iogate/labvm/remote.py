@@ -1,0 +1,44 @@
+"""Resources on another host (a LUN on the target, a session on an initiator).
+
+Kind "remote": the ledger keeps the host's transport and an idempotent undo
+script; cleanup runs that script over the same transport. When the resource
+lives inside the lab VM, `vanishes_with` names the VM's qemu marker: once that
+process is gone, so is the resource, and there is nothing left to undo.
+(Generic, not VM-specific: the lead may move it to iogate/hosts/.)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from iogate.hosts.initiator import Initiator
+from iogate.lab import HostConfig
+from iogate.ledger import Entry, Ledger
+from iogate.resources import marker_pids, register_remover
+
+KIND = "remote"
+
+
+def intend(ledger: Ledger, host: Initiator, what: str, undo: str, vanishes_with: str | None = None) -> Entry:
+    """Journal a remote resource (before creating it) with the script that removes it."""
+    return ledger.intend(
+        KIND,
+        host=host.name,
+        transport=host.config.transport,
+        ssh_key=host.config.ssh_key,
+        what=what,
+        undo=undo,
+        vanishes_with=vanishes_with,
+    )
+
+
+def _remove_remote(attrs: dict[str, Any]) -> str | None:
+    marker = attrs.get("vanishes_with")
+    if marker and not marker_pids(marker):
+        return None
+    host = Initiator.from_config(HostConfig(name=attrs["host"], transport=attrs["transport"], ssh_key=attrs.get("ssh_key")))
+    host.run(attrs["undo"])
+    return f"removed {attrs['what']} on host {attrs['host']}"
+
+
+register_remover(KIND, _remove_remote)

@@ -1,0 +1,191 @@
+"""Boot the lab VM under qemu TCG and wait for its sshd.
+
+The root disk is attached with snapshot=on: every boot starts from the cached
+image and throws its writes away, so the image never needs repair. A second,
+sparse virtio disk (serial "iogate-pool", /dev/disk/by-id/virtio-iogate-pool in
+the guest) is the array's pool. The guest's network is qemu user mode with
+restrict=on: it reaches nothing but itself; the host reaches its sshd through a
+hostfwd on 127.0.0.1. qemu, the pool disk and the logs are in the run's ledger
+(qemu with a marker in its command line, so `cleanup` finds it after a crash).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from iogate.labvm.image import Image, LabVMError
+from iogate.ledger import Entry
+from iogate.resources import release
+from iogate.run import Run
+from iogate.units import parse_size_bytes
+
+POOL_DISK_SERIAL = "iogate-pool"
+POOL_DEVICE = f"/dev/disk/by-id/virtio-{POOL_DISK_SERIAL}"
+BOOT_TIMEOUT_S = 300
+KERNEL_ARGS = "root=LABEL=labvm-root rw console=ttyS0 net.ifnames=0 mitigations=off fsck.mode=skip systemd.show_status=0 quiet"
+
+
+@dataclass
+class LabVM:
+    """A running guest: reach it at ssh://root@127.0.0.1:port with ssh_key."""
+
+    image: Image
+    run: Run
+    port: int
+    pid: int
+    marker: str
+    serial_log: Path
+    entries: list[Entry]
+    boot_seconds: float = 0.0
+
+    @property
+    def transport(self) -> str:
+        return f"ssh://root@127.0.0.1:{self.port}"
+
+    @property
+    def ssh_key(self) -> str:
+        return str(self.image.ssh_key)
+
+    def ssh_argv(self, command: str) -> list[str]:
+        return [
+            "ssh",
+            "-i",
+            self.ssh_key,
+            "-p",
+            str(self.port),
+            "-o",
+            "StrictHostKeyChecking=no",
+            "-o",
+            "UserKnownHostsFile=/dev/null",
+            "-o",
+            "BatchMode=yes",
+            "-o",
+            "ConnectTimeout=10",
+            "-o",
+            "LogLevel=ERROR",
+            "root@127.0.0.1",
+            command,
+        ]
+
+    def ssh(self, command: str, timeout_s: float = 120) -> subprocess.CompletedProcess[str]:
+        """Run a command in the guest (for set-up and diagnosis; drivers use testinfra)."""
+        return subprocess.run(self.ssh_argv(command), capture_output=True, text=True, timeout=timeout_s, check=False)
+
+    def alive(self) -> bool:
+        try:
+            return self.marker in Path(f"/proc/{self.pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            return False
+
+    def stop(self) -> list[str]:
+        """Stop qemu (no guest shutdown: it hangs with sessions open; the disks are disposable)."""
+        if self.alive():
+            os.kill(self.pid, signal.SIGTERM)
+            deadline = time.monotonic() + 10
+            while self.alive() and time.monotonic() < deadline:
+                time.sleep(0.1)
+        return release(self.run.ledger, self.entries)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def qemu_argv(image: Image, *, marker: str, port: int, pool_disk: Path, serial_log: Path, memory_mib: int, cpus: int) -> list[str]:
+    return [
+        "qemu-system-x86_64",
+        "-name",
+        marker,
+        "-accel",
+        "tcg,thread=multi",
+        "-cpu",
+        "max",
+        "-m",
+        str(memory_mib),
+        "-smp",
+        str(cpus),
+        "-nographic",
+        "-monitor",
+        "none",
+        "-serial",
+        f"file:{serial_log}",
+        "-kernel",
+        str(image.kernel),
+        "-initrd",
+        str(image.initrd),
+        "-append",
+        KERNEL_ARGS,
+        "-drive",
+        f"file={image.root},if=virtio,format=raw,snapshot=on,cache=unsafe",
+        "-drive",
+        f"file={pool_disk},if=none,id=pool,format=raw,cache=unsafe,discard=unmap",
+        "-device",
+        f"virtio-blk-pci,drive=pool,serial={POOL_DISK_SERIAL}",
+        # restrict=on: the guest reaches nothing outside; hostfwd still lets us in.
+        "-nic",
+        f"user,model=virtio-net-pci,restrict=on,hostfwd=tcp:127.0.0.1:{port}-:22",
+    ]
+
+
+def boot(
+    run: Run,
+    image: Image,
+    *,
+    memory_mib: int = 2048,
+    cpus: int = 2,
+    pool_size: str = "16G",
+    port: int | None = None,
+    timeout_s: float = BOOT_TIMEOUT_S,
+) -> LabVM:
+    """Start qemu, wait until root can log in over SSH; stop it again on failure."""
+    if shutil.which("qemu-system-x86_64") is None:
+        raise LabVMError("qemu-system-x86_64 not found (apt-get install qemu-system-x86)")
+    ledger = run.ledger
+    entries: list[Entry] = []
+    pool_disk = run.path("labvm", "pool.raw")
+    serial_log = run.path("labvm", "serial.log")
+    entries.append(entry := ledger.intend("file", path=str(pool_disk)))
+    with pool_disk.open("wb") as handle:
+        handle.truncate(parse_size_bytes(pool_size))
+    ledger.created(entry)
+    marker = f"iogate-labvm-{run.run_id}"
+    port = port or free_port()
+    argv = qemu_argv(image, marker=marker, port=port, pool_disk=pool_disk, serial_log=serial_log, memory_mib=memory_mib, cpus=cpus)
+    entries.append(entry := ledger.intend("process", name="qemu lab VM", marker=marker))
+    started = time.monotonic()
+    with run.path("labvm", "qemu.log").open("w") as qemu_log:
+        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=qemu_log, stderr=subprocess.STDOUT, start_new_session=True)
+    ledger.created(entry, pid=process.pid)
+    vm = LabVM(image=image, run=run, port=port, pid=process.pid, marker=marker, serial_log=serial_log, entries=entries)
+    try:
+        _wait_for_ssh(vm, process, timeout_s)
+    except BaseException:
+        vm.stop()
+        raise
+    vm.boot_seconds = time.monotonic() - started
+    return vm
+
+
+def _wait_for_ssh(vm: LabVM, process: subprocess.Popen[bytes], timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            log = (vm.run.run_dir / "labvm" / "qemu.log").read_text(errors="replace").strip()
+            raise LabVMError(f"lab VM: qemu exited {process.returncode} during boot: {log[-1000:]} (serial log {vm.serial_log})")
+        try:
+            if vm.ssh("true", timeout_s=20).returncode == 0:
+                return
+        except subprocess.TimeoutExpired:
+            pass
+        time.sleep(2)
+    tail = vm.serial_log.read_text(errors="replace").splitlines()[-10:] if vm.serial_log.exists() else []
+    raise LabVMError(f"lab VM: sshd on 127.0.0.1:{vm.port} not up after {timeout_s:.0f} s; serial log {vm.serial_log}:\n" + "\n".join(tail))
