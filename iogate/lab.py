@@ -8,7 +8,7 @@ provisioned; every error names the file, line and field.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -115,6 +115,9 @@ class Lab(Strict):
     allow_devices: list[DeviceIdentity] = Field(default_factory=list)
     workdir: str = "/var/tmp/iogate"
     datapath_limit_bytes_per_s: int | None = None
+    # Machines the suite itself brings up for a session when they are not up yet:
+    # "netns" (namespace hosts, iogate.netns) or "labvm" (the qemu lab VM); none for a real lab.
+    bring_up: Literal["netns", "labvm"] | None = None
     tiles: int | None = Field(default=None, ge=1)  # Hitachi VM tiles to lay out (default: per run profile)
     path: str = ""
 

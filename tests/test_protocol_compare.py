@@ -43,7 +43,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 @allure.epic("NetApp protocol comparison")
 @allure.feature("protocols")
 @allure.story("every protocol relative to the baseline protocol (= 100)")
-def test_protocol_compare(netapp_point, lab, prefilled, connect, measure, profile, spec, judge, state):
+def test_protocol_compare(netapp_point, lab, protocol_volumes, connect, measure, profile, spec, judge, state):
     allure.dynamic.parameter("baseline", lab.baseline)
     for key, value in {"vms": netapp_point.vms, "bs": netapp_point.bs, "read_pct": netapp_point.read_pct,
                        "outstanding_total": netapp_point.outstanding_total * netapp_point.disks_per_vm}.items():
@@ -54,7 +54,8 @@ def test_protocol_compare(netapp_point, lab, prefilled, connect, measure, profil
     for protocol in order:
         if NETAPP.restore_between_tests:
             state.restore(f"before {protocol}")
-        plan = netapp_jobs(NETAPP, netapp_point, hosts, prefilled, lambda volume, host, p=protocol: connect(p, volume, host),
+        volumes = protocol_volumes(protocol)
+        plan = netapp_jobs(NETAPP, netapp_point, hosts, volumes, lambda volume, host, p=protocol: connect(p, volume, host),
                            runtime_s=profile.runtime_s, ramp_s=profile.ramp_s)
         results[protocol] = measure(RunPlan(f"{protocol}-{netapp_point.id}", plan.jobs))
     base = results[lab.baseline]

@@ -69,7 +69,7 @@ def point_row(protocol: str, point: GridPoint, measured: SweepPoint, result, cpu
 @allure.epic("Dell PowerStore transport sweep")
 @allure.feature("sweep")
 @allure.story("read % x block size x threads, per transport")
-def test_sweep(case, lab, prefilled, connect, measure, profile, spec, judge, sweep_points, initiators):
+def test_sweep(case, lab, protocol_volumes, connect, measure, profile, spec, judge, sweep_points, initiators):
     protocol, grid_point = case.protocol, case.point
     workload = DELL.workload(grid_point, profile.runtime_s, profile.ramp_s)
     allure.dynamic.parameter("protocol", protocol)
@@ -77,7 +77,7 @@ def test_sweep(case, lab, prefilled, connect, measure, profile, spec, judge, swe
         allure.dynamic.parameter(key, value)
     hosts = [h.name for h in lab.hosts]
     # Volumes spread over the hosts (Dell: 4 hosts, each driving its own VMs' volumes).
-    jobs = tuple(JobSpec(v.name, workload, connect(protocol, v, hosts[i % len(hosts)])) for i, v in enumerate(prefilled))
+    jobs = tuple(JobSpec(v.name, workload, connect(protocol, v, hosts[i % len(hosts)])) for i, v in enumerate(protocol_volumes(protocol)))
     result = measure(RunPlan(f"{protocol}-{grid_point.id}", jobs))
     measured = SweepPoint.from_run(result, label=f"t{grid_point.threads}")
     cpus = {name: int(i.facts().get(f"host.{name}.cpus", "0") or 0) for name, i in initiators.items()}

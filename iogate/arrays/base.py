@@ -58,7 +58,12 @@ class ArrayDriver(Protocol):
     def facts(self) -> dict[str, str]:
         """Driver, model, firmware... for the report's environment."""
 
-    def create_volume(self, name: str, size_bytes: int, qos: QoS | None = None) -> Volume: ...
+    # True when every volume is reachable over every protocol of the lab (local loop devices);
+    # False when a volume is exported over one protocol chosen at creation (`export`).
+    serves_all_protocols: ClassVar[bool]
+
+    def create_volume(self, name: str, size_bytes: int, qos: QoS | None = None, export: str | None = None) -> Volume:
+        """Create a volume; `export` names the protocol connector it must be reachable over."""
 
     def delete_volume(self, volume: Volume) -> None: ...
 

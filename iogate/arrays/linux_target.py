@@ -89,6 +89,7 @@ class LinuxTarget:
     """ArrayDriver over a Linux target server (see module docstring)."""
 
     Options: ClassVar[type[BaseModel]] = LinuxTargetOptions
+    serves_all_protocols: ClassVar[bool] = False  # a volume is exported over one protocol
     capabilities: ClassVar[frozenset[Capability]] = frozenset(
         {Capability.SNAPSHOT, Capability.RESTORE, Capability.DEDUPE, Capability.COMPRESSION, Capability.MIRROR}
     )

@@ -58,6 +58,8 @@ class LocalArray:
         {Capability.SNAPSHOT, Capability.RESTORE, Capability.DEDUPE, Capability.REPLICATE, Capability.QOS, Capability.COMPRESSION}
     )
 
+    serves_all_protocols: ClassVar[bool] = True  # block and nbd both reach the same loop device
+
     def __init__(self, lab: Lab, run: Run) -> None:
         self.lab = lab
         self.run = run
@@ -119,7 +121,7 @@ class LocalArray:
         self.run.ledger.created(entry, device=device)
         return device
 
-    def create_volume(self, name: str, size_bytes: int, qos: QoS | None = None) -> Volume:
+    def create_volume(self, name: str, size_bytes: int, qos: QoS | None = None, export: str | None = None) -> Volume:
         if name in self._volumes:
             raise ArrayError(f"local array: volume {name} exists already")
         owned: list[Entry] = []

@@ -108,6 +108,7 @@ class StaticArray:
     """ArrayDriver over pre-provisioned volumes and user hooks (see module docstring)."""
 
     Options: ClassVar[type[BaseModel]] = StaticOptions
+    serves_all_protocols: ClassVar[bool] = False  # a volume is exported over one protocol
     capabilities: ClassVar[frozenset[Capability]] = frozenset(HOOK_CAPABILITY.values())
 
     def __init__(self, lab: Lab, run: Run) -> None:

@@ -80,6 +80,12 @@ def _up(state_path: Path, args: argparse.Namespace) -> int:
     return 0
 
 
+def is_up(workdir: str | Path = DEFAULT_WORKDIR) -> bool:
+    """True while the VM that `labvm up` started under workdir still runs."""
+    state_path = Path(workdir) / STATE_NAME
+    return state_path.exists() and _qemu_alive(json.loads(state_path.read_text()))
+
+
 def _qemu_alive(state: dict[str, object]) -> bool:
     try:
         cmdline = Path(f"/proc/{state['pid']}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
