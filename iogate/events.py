@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
 from iogate.arrays.base import ArrayDriver, Capability, Snapshot, Volume
+from iogate.engines.base import StartSignal
 from iogate.errors import ArrayError
 from iogate.lab import QoS
 from iogate.metrics.types import RunResult, Series
@@ -206,6 +207,7 @@ class EventSchedule:
         self.driver_name = driver_name or type(array).__name__
         self._snapshots: dict[tuple[str, str], Snapshot] = {}
         self._records: list[EventRecord] = []
+        self._anchor_ms = 0
         self._stop = threading.Event()
 
     @property
@@ -218,8 +220,11 @@ class EventSchedule:
         if missing:
             raise EventError(f"array driver {self.driver_name} lacks capability {', '.join(missing)} for this event schedule")
 
-    def run_beside(self, workload: Callable[[], T]) -> tuple[T, Timeline]:
+    def run_beside(self, workload: Callable[[], T], started: StartSignal | None = None) -> tuple[T, Timeline]:
         """Run the workload (blocking) with the events in a thread beside it.
+
+        With `started` (set by the engine once fio really runs), offsets count from
+        that moment plus the ramp; without it, from this call plus the ramp.
 
         Events still due when the workload returns are not started and count
         as errors; an action still running is waited for. Snapshots created
@@ -228,8 +233,8 @@ class EventSchedule:
         self.check_capabilities()
         self._records.clear()
         self._stop.clear()
-        anchor_ms = now_ms() + int(self.ramp_s * 1000)
-        worker = threading.Thread(target=self._play, args=(anchor_ms,), name="iogate-events", daemon=True)
+        self._anchor_ms = now_ms() + int(self.ramp_s * 1000)
+        worker = threading.Thread(target=self._play, args=(started,), name="iogate-events", daemon=True)
         worker.start()
         try:
             outcome = workload()
@@ -237,7 +242,7 @@ class EventSchedule:
             self._stop.set()
             worker.join()
             leftovers = self._delete_leftover_snapshots()
-        timeline = Timeline(tuple(sorted(self._records, key=lambda r: r.start_ms)), anchor_ms)
+        timeline = Timeline(tuple(sorted(self._records, key=lambda r: r.start_ms)), self._anchor_ms)
         failed = [r for r in timeline.records if r.error]
         if failed or leftovers:
             problems = [f"{r.label} (planned at {r.planned_at_s:g} s): {r.error}" for r in failed] + leftovers
@@ -245,8 +250,14 @@ class EventSchedule:
         return outcome, timeline
 
     # -- the event thread --------------------------------------------------------
-    def _play(self, anchor_ms: int) -> None:
+    def _play(self, started: StartSignal | None = None) -> None:
         """Run occurrences in planned order, one action at a time (an array does one job per request)."""
+        if started is not None:
+            while (began_ms := started.wait(0.1)) is None:
+                if self._stop.is_set():
+                    return
+            self._anchor_ms = began_ms + int(self.ramp_s * 1000)
+        anchor_ms = self._anchor_ms
         pending = [(e.at_s, order, e, 0) for order, e in enumerate(self.events)]
         heapq.heapify(pending)
         next_free_ms = 0

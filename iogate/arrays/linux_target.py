@@ -240,7 +240,9 @@ class LinuxTarget:
             ]
         )
         entry = self._intend(f"volume {name} ({kind}, LV {self.vg}/{lv})", undo)
-        self.sh(f"lvcreate -q -y -V {size_bytes}b -T {self.vg}/thinpool -n {lv} >/dev/null")
+        # An NFS volume of N bytes must hold an N-byte file: give ext4 room for its metadata.
+        lv_bytes = size_bytes + max(size_bytes // 8, 64 << 20) if kind == "nfs" else size_bytes
+        self.sh(f"lvcreate -q -y -V {lv_bytes}b -T {self.vg}/thinpool -n {lv} >/dev/null")
         if md:
             self.sh(f"mdadm --create {md} --run --quiet --level=1 --raid-devices=2 --metadata=1.2 --bitmap=none {lv_dev} missing")
         self.sh(_export_script(kind, names, device, self.options, self._iqns, self._nqns, self._nvme_port_id))

@@ -224,3 +224,23 @@ def test_timeline_json_gives_offsets_from_the_measurement_start() -> None:
     assert data["events"][0]["end_s"] == 3.5
     assert data["events"][0]["evidence"] == {"reclaimed_bytes": 1}
     assert data["measure"] == {"start_ms": 1_000_000, "end_ms": 1_006_000}
+
+
+def test_offsets_count_from_when_the_engine_says_the_load_started() -> None:
+    """A slow host starts fio late: events must wait for it, not fire into the ramp."""
+    from iogate.engines.base import StartSignal
+
+    array = RecordingArray()
+    schedule = EventSchedule(array, [Event("dedupe_run", at_s=0.05)], ramp_s=0.1)
+    started = StartSignal()
+
+    def late_load() -> str:
+        time.sleep(0.4)
+        started.set()
+        time.sleep(0.5)
+        return "done"
+
+    _, timeline = schedule.run_beside(late_load, started)
+    assert started.epoch_ms is not None
+    assert timeline.records[0].start_ms >= started.epoch_ms + 150
+    assert timeline.anchor_ms == started.epoch_ms + 100

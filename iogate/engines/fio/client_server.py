@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
+from iogate.engines.base import StartSignal
 from iogate.engines.fio import jobfile, parse
 from iogate.engines.workload import JobSpec, RunPlan
 from iogate.errors import EngineError, HostError
@@ -214,9 +215,9 @@ class ClientServerEngine:
         self.grace_s = grace_s
         self._points = 0
 
-    def run(self, plan: RunPlan) -> RunResult:
+    def run(self, plan: RunPlan, started: StartSignal | None = None) -> RunResult:
         """The Engine protocol: the cluster as one RunResult (run_cluster keeps the per-host view)."""
-        return self.run_cluster(plan).result
+        return self.run_cluster(plan, started).result
 
     run_plan = run
 
@@ -229,7 +230,7 @@ class ClientServerEngine:
     def _client_arg(self, address: str) -> str:
         return address if self.port == FIO_SERVER_PORT else f"{address},{self.port}"
 
-    def run_cluster(self, plan: RunPlan) -> ClusterResult:
+    def run_cluster(self, plan: RunPlan, started: StartSignal | None = None) -> ClusterResult:
         self._points += 1
         point = f"{self._points:03d}-{plan.name}"
         by_host: dict[str, list[JobSpec]] = {}
@@ -258,6 +259,8 @@ class ClientServerEngine:
         started_ms = int(time.time() * 1000)
         entry = self.current_run.ledger.intend("process", name="fio client", marker=str(point_dir), hosts=sorted(by_host))
         try:
+            if started is not None:
+                started.set()  # the servers start their jobs as soon as the client hands them over
             output = self._drive(argv, point_dir, host_by_client, initiators, plan.duration_s + self.grace_s)
         finally:
             release(self.current_run.ledger, [entry])

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from iogate.engines.base import StartSignal
 from iogate.engines.fio import jobfile, parse
 from iogate.engines.workload import JobSpec, RunPlan
 from iogate.errors import EngineError, HostError
@@ -61,7 +62,7 @@ class FioEngine:
         self.observer = observer
         self._points = 0
 
-    def run_plan(self, plan: RunPlan) -> RunResult:
+    def run_plan(self, plan: RunPlan, started: StartSignal | None = None) -> RunResult:
         """Run all jobs of the plan at once (see module docstring)."""
         self._points += 1
         point = f"{self._points:03d}-{plan.name}"
@@ -73,7 +74,7 @@ class FioEngine:
             for job in jobs:
                 self.guard.check(initiator, job.target)
         with ThreadPoolExecutor(max_workers=len(by_host)) as pool:
-            futures = [pool.submit(self._run_host, point, self._initiator(h), jobs) for h, jobs in by_host.items()]
+            futures = [pool.submit(self._run_host, point, self._initiator(h), jobs, started) for h, jobs in by_host.items()]
             outcomes = [f.result() for f in futures]
         return self._combine(plan, point, outcomes)
 
@@ -83,7 +84,7 @@ class FioEngine:
         except KeyError:
             raise HostError(f"no initiator named {host} in this lab") from None
 
-    def _run_host(self, point: str, initiator: Initiator, jobs: list[JobSpec]) -> HostOutcome:
+    def _run_host(self, point: str, initiator: Initiator, jobs: list[JobSpec], started: StartSignal | None = None) -> HostOutcome:
         local_dir = self.run.path("points", point, initiator.name, "job.fio").parent
         work = str(local_dir) if initiator.is_local else f"{REMOTE_ROOT}/{self.run.run_id}/{point}/{initiator.name}"
         text = jobfile.render(jobs, f"{work}/logs")
@@ -106,14 +107,18 @@ class FioEngine:
         entry = self.run.ledger.intend("process", name=f"fio on {initiator.name}", marker=job_path, host=initiator.name)
         busy0, total0 = initiator.cpu_ticks()
         stop = threading.Event()
-        watcher = threading.Thread(target=self._watch, args=(local_dir / "out.json", stop), daemon=True) if watch else None
-        if watcher:
+        watchers = []
+        if watch:
+            watchers.append(threading.Thread(target=self._watch, args=(local_dir / "out.json", stop), daemon=True))
+        if started is not None:
+            watchers.append(threading.Thread(target=_signal_start, args=(initiator, job_path, started, stop), daemon=True))
+        for watcher in watchers:
             watcher.start()
         try:
             done = initiator.run_unchecked("sh -c %s", command)
         finally:
             stop.set()
-            if watcher:
+            for watcher in watchers:
                 watcher.join()
             release(self.run.ledger, [entry])
         busy1, total1 = initiator.cpu_ticks()
@@ -192,6 +197,16 @@ class FioEngine:
             artifacts=artifacts,
             cpu_busy_pct={o.host: o.cpu_busy_pct for o in outcomes},
         )
+
+
+def _signal_start(initiator: Initiator, job_path: str, started: StartSignal, stop: threading.Event) -> None:
+    """Set `started` when the fio process for this job file shows up on the host."""
+    while not stop.is_set() and not started.wait(0):
+        if initiator.run_unchecked("pgrep -f %s >/dev/null", f"^fio .*{re.escape(job_path)}").rc == 0:
+            started.set()
+            return
+        stop.wait(0.2)
+    started.set()  # fio already finished (or never ran): whatever waits must not hang
 
 
 def series_csv(series: Series, start_ms: int) -> str:

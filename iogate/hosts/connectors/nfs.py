@@ -31,7 +31,9 @@ class NfsOptions(BaseModel):
     mount_options: list[str] = []  # e.g. ["rsize=1048576", "wsize=1048576", "hard"]
     mount_root: str = "/mnt/iogate"
     # The fio file fills this share of the volume (the rest is file-system overhead).
-    file_fill: float = Field(default=0.8, gt=0, le=0.95)
+    # Share of the volume the fio file takes; the array sizes an NFS volume so that a
+    # file of the full volume size fits, and workloads lay out regions over size_bytes.
+    file_fill: float = Field(default=1.0, gt=0, le=1.0)
 
 
 class NfsConnector:
