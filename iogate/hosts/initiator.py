@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,20 +53,22 @@ class Initiator:
     def is_local(self) -> bool:
         return self.config.transport.startswith("local://")
 
-    def run_unchecked(self, command: str, *args: str) -> CommandResult:
-        """Run a shell command; args are quoted. Never raises for a non-zero exit."""
+    def run_unchecked(self, command: str, *args: str, secrets: Sequence[str] = ()) -> CommandResult:
+        """Run a shell command; args are quoted. Never raises for a non-zero exit.
+
+        `secrets` (a CHAP password...) never appear in an error message."""
         line = command % tuple(shlex.quote(a) for a in args) if args else command
         try:
             return self.host.run(line)
         except Exception as exc:  # transport failure (ssh down, host gone)
-            raise HostError(f"host {self.name}: cannot run {line!r}: {exc}") from exc
+            raise HostError(_redact(f"host {self.name}: cannot run {line!r}: {exc}", secrets)) from None
 
-    def run(self, command: str, *args: str) -> CommandResult:
+    def run(self, command: str, *args: str, secrets: Sequence[str] = ()) -> CommandResult:
         """Run a shell command; a non-zero exit raises HostError naming host and command."""
-        result = self.run_unchecked(command, *args)
+        result = self.run_unchecked(command, *args, secrets=secrets)
         if result.rc != 0:
             message = (result.stderr or result.stdout).strip()
-            raise HostError(f"host {self.name}: {result.command!r} exited {result.rc}: {message[-2000:]}")
+            raise HostError(_redact(f"host {self.name}: {result.command!r} exited {result.rc}: {message[-2000:]}", secrets))
         return result
 
     def write_text(self, path: str, text: str) -> None:
@@ -92,6 +95,13 @@ class Initiator:
         fields = [int(x) for x in self.read_text("/proc/stat").split("\n", 1)[0].split()[1:]]
         idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
         return sum(fields) - idle, sum(fields)
+
+
+def _redact(text: str, secrets: Sequence[str]) -> str:
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***").replace(shlex.quote(secret), "***")
+    return text
 
 
 def str_parent(path: str) -> str:

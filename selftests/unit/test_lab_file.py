@@ -83,3 +83,14 @@ def test_flow_mapping_without_value_has_line(tmp_path: Path) -> None:
     path = write(tmp_path, GOOD.replace("  size: 1GiB", "  size: 1GiB\n  qos: {read_iops: 100, 200}"))
     with pytest.raises(LabFileError, match=r"line \d+: volumes.qos"):
         load_lab(path)
+
+
+def test_secrets_never_in_host_errors() -> None:
+    from iogate.errors import HostError
+    from iogate.hosts.initiator import Initiator
+    from iogate.lab import HostConfig
+
+    host = Initiator.from_config(HostConfig(name="localhost"))
+    with pytest.raises(HostError) as info:
+        host.run("echo %s >&2; false", "s3cret-chap", secrets=["s3cret-chap"])
+    assert "s3cret" not in str(info.value) and "***" in str(info.value)

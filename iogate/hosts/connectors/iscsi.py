@@ -63,8 +63,9 @@ class IscsiConnector:
                 "node.session.auth.username": self.options.chap_user,
                 "node.session.auth.password": self.options.chap_password or "",
             }
+        secrets = [self.options.chap_password] if self.options.chap_password else []
         for name, value in settings.items():
-            initiator.run("iscsiadm -m node -T %s -p %s -o update -n %s -v %s", iqn, portal, name, value)
+            initiator.run("iscsiadm -m node -T %s -p %s -o update -n %s -v %s", iqn, portal, name, value, secrets=secrets)
         initiator.run("iscsiadm -m node -T %s -p %s -l", iqn, portal)
         self.run.ledger.created(entry)
         devices = scan.wait_for_devices(initiator, volume.identity, self.options.device_timeout_s, f"iSCSI {iqn}")
