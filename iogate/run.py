@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from iogate.errors import LedgerError
 from iogate.ledger import Ledger
 
 
@@ -23,9 +24,22 @@ class Run:
 
     @classmethod
     def start(cls, workdir: Path | str, label: str = "run") -> Run:
-        run_id = f"{time.strftime('%Y%m%d-%H%M%S')}-{label}-{os.getpid()}"
-        run_dir = Path(workdir) / "runs" / run_id
-        return cls(run_id=run_id, run_dir=run_dir, ledger=Ledger.create(run_dir))
+        """A new run with a directory of its own.
+
+        The directory is created exclusively: two runs of one process in the same
+        second (a session and the lab VM it boots) must never share a ledger.
+        """
+        runs = Path(workdir) / "runs"
+        runs.mkdir(parents=True, exist_ok=True)
+        base = f"{time.strftime('%Y%m%d-%H%M%S')}-{label}-{os.getpid()}"
+        for attempt in range(1000):
+            run_id = base if attempt == 0 else f"{base}.{attempt}"
+            try:
+                (runs / run_id).mkdir()
+            except FileExistsError:
+                continue
+            return cls(run_id=run_id, run_dir=runs / run_id, ledger=Ledger.create(runs / run_id))
+        raise LedgerError(f"{runs}: no free run directory for {base}")
 
     def path(self, *parts: str) -> Path:
         """A path inside the run directory (created parent directories included)."""
