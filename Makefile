@@ -11,7 +11,6 @@ CRITERIA ?= criteria/poc.yaml
 RESULTS ?= allure-results
 REPORT ?= allure-report
 PYTEST_ARGS ?=
-APT_PACKAGES := fio xfsprogs btrfs-progs nbdkit duperemove chromium openssh-server iproute2 util-linux
 STAMP := $(VENV)/.installed
 
 .PHONY: setup apt venv allure-cli accept check report export bench lint cleanup clean
@@ -22,7 +21,8 @@ setup: apt $(STAMP) allure-cli
 apt:
 	@missing=""; \
 	for c in fio:fio mkfs.xfs:xfsprogs mkfs.btrfs:btrfs-progs nbdkit:nbdkit duperemove:duperemove \
-	         chromium:chromium sshd:openssh-server ip:iproute2 losetup:util-linux; do \
+	         chromium:chromium sshd:openssh-server ssh:openssh-client ip:iproute2 losetup:util-linux \
+	         mkfs.ext4:e2fsprogs debootstrap:debootstrap qemu-system-x86_64:qemu-system-x86; do \
 	  cmd=$${c%%:*}; pkg=$${c##*:}; \
 	  command -v $$cmd >/dev/null 2>&1 || [ -x /usr/sbin/$$cmd ] || missing="$$missing $$pkg"; \
 	done; \
