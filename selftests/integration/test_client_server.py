@@ -19,17 +19,15 @@ import pytest
 
 from iogate import netns
 from iogate.arrays.base import Volume
-from iogate.arrays.local import LocalArray
 from iogate.engines.fio.client_server import ClientServerEngine, stop_server_jobs
 from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
 from iogate.errors import GuardRefused, HostError
 from iogate.hosts.connectors.base import Connection
-from iogate.hosts.guard import Guard
 from iogate.hosts.initiator import Initiator
-from iogate.lab import DeviceIdentity, Lab, load_lab
+from iogate.lab import DeviceIdentity, Lab
 from iogate.metrics.types import Dir
-from iogate.registry import connector_class
 from iogate.run import Run
+from selftests.netns_cluster import netns_cluster
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -58,29 +56,9 @@ class Cluster:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    workdir = tmp_path_factory.mktemp("cs") / "work"
-    base = load_lab(REPO / "labs" / "netns.yaml")
-    lab = netns.variant(base, workdir=workdir, tag=f"{os.getpid() % 10000}cs", count=3, subnet_base=86)
-    lab = lab.model_copy(update={"array": lab.array.model_copy(update={"options": {"pool_size": "1GiB"}})})
-    _, hosts = netns.up(lab)
-    run = Run.start(workdir, "client-server")
-    array = LocalArray(lab, run)
-    try:
-        array.setup()
-        guard = Guard()
-        initiators = {h.name: Initiator.from_config(h) for h in lab.hosts}
-        connector = connector_class("block")(lab.protocol("block"), run)
-        targets = {}
-        for host in lab.hosts:
-            volume = array.create_volume(f"vol-{host.name}", 64 << 20)
-            guard.admit(volume.identity)
-            targets[host.name] = connector.connect(initiators[host.name], volume)
-        engine = ClientServerEngine(run, initiators, guard, watch_interval_s=1.0, stop_timeout_s=10)
-        yield Cluster(lab, hosts, run, engine, initiators, targets)
-    finally:
-        array.teardown()
-        netns.down(lab)
-    assert netns.leftovers(hosts, netns.lab_run_dir(lab)) == []
+    with netns_cluster(tmp_path_factory.mktemp("cs") / "work", "cs", count=3, subnet_base=86) as made:
+        engine = ClientServerEngine(made.run, made.initiators, made.guard, watch_interval_s=1.0, stop_timeout_s=10)
+        yield Cluster(made.lab, made.hosts, made.run, engine, made.initiators, made.targets)
 
 
 def test_per_host_results_are_tagged_with_lab_names_and_add_up(cluster: Cluster) -> None:

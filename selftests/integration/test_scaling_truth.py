@@ -34,12 +34,9 @@ from iogate.arrays.local import LocalArray
 from iogate.engines.fio.client_server import ClientServerEngine
 from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
 from iogate.hosts.connectors.base import Connection
-from iogate.hosts.guard import Guard
-from iogate.hosts.initiator import Initiator
-from iogate.lab import Lab, QoS, load_lab
-from iogate.registry import connector_class
-from iogate.run import Run
+from iogate.lab import Lab, QoS
 from iogate.scaling import StepResult
+from selftests.netns_cluster import netns_cluster
 
 REPO = Path(__file__).resolve().parents[2]
 BS = "64k"
@@ -93,33 +90,14 @@ def _join_blkio_cgroup(lab: Lab, cgroup: Path) -> list[int]:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    workdir = tmp_path_factory.mktemp("scaling") / "work"
-    base = load_lab(REPO / "labs" / "netns.yaml")
-    lab = netns.variant(base, workdir=workdir, tag=f"{os.getpid() % 10000}sc", count=4, subnet_base=87)
-    lab = lab.model_copy(update={"array": lab.array.model_copy(update={"options": {"pool_size": "1GiB"}})})
-    _, hosts = netns.up(lab)
-    run = Run.start(workdir, "scaling-truth")
-    array = LocalArray(lab, run)
-    try:
-        array.setup()
-        guard = Guard()
-        initiators = {h.name: Initiator.from_config(h) for h in lab.hosts}
-        connector = connector_class("block")(lab.protocol("block"), run)
-        volumes, targets = {}, {}
-        for host in lab.hosts:
-            volumes[host.name] = array.create_volume(f"vol-{host.name}", 64 << 20)
-            guard.admit(volumes[host.name].identity)
-            targets[host.name] = [connector.connect(initiators[host.name], volumes[host.name])]
-        engine = ClientServerEngine(run, initiators, guard)
+    with netns_cluster(tmp_path_factory.mktemp("scaling") / "work", "sc", count=4, subnet_base=87) as made:
+        targets = {host: [connection] for host, connection in made.targets.items()}
+        engine = ClientServerEngine(made.run, made.initiators, made.guard)
         fill = WorkloadSpec("fill", read_pct=0, random_pct=0, bs="1m", iodepth=8, time_based=False, runtime_s=0)
         engine.run_plan(RunPlan("fill", tuple(JobSpec(f"fill-{h}", fill, t[0]) for h, t in targets.items())))
-        joined = _join_blkio_cgroup(lab, array.cgroup)
-        assert set(joined) <= {int(p) for p in (array.cgroup / "cgroup.procs").read_text().split()}
-        yield Cluster(lab, array, engine, volumes, targets)
-    finally:
-        array.teardown()  # the cgroup's remover hands the fio servers back to the root cgroup first
-        netns.down(lab)
-    assert netns.leftovers(hosts, netns.lab_run_dir(lab)) == []
+        joined = _join_blkio_cgroup(made.lab, made.array.cgroup)
+        assert set(joined) <= {int(p) for p in (made.array.cgroup / "cgroup.procs").read_text().split()}
+        yield Cluster(made.lab, made.array, engine, made.volumes, targets)
 
 
 @pytest.fixture(scope="module")
