@@ -8,8 +8,14 @@ from pathlib import Path
 
 import pytest
 
+from iogate.arrays.base import Volume
 from iogate.arrays.local import LocalArray
-from iogate.lab import DEFAULT_LAB, Lab, load_lab
+from iogate.engines.fio.runner import FioEngine
+from iogate.hosts.connectors.base import Connection
+from iogate.hosts.connectors.block import BlockConnector
+from iogate.hosts.guard import Guard
+from iogate.hosts.initiator import Initiator
+from iogate.lab import DEFAULT_LAB, Lab, QoS, load_lab
 from iogate.resources import release_all
 from iogate.run import Run
 
@@ -37,3 +43,15 @@ def local_array(local_lab: Lab, local_run: Run) -> Iterator[LocalArray]:
 
 def loop_devices() -> str:
     return subprocess.run(["losetup", "-a"], capture_output=True, text=True, check=True).stdout
+
+
+def block_target(
+    lab: Lab, run: Run, array: LocalArray, name: str, size_bytes: int, qos: QoS | None = None
+) -> tuple[Volume, Connection, FioEngine]:
+    """A new local volume, admitted to a guard, connected over `block`, with an engine to load it."""
+    volume = array.create_volume(name, size_bytes, qos)
+    guard = Guard()
+    guard.admit(volume.identity)
+    initiator = Initiator.from_config(lab.hosts[0])
+    connection = BlockConnector(lab.protocol("block"), run).connect(initiator, volume)
+    return volume, connection, FioEngine(run, {initiator.name: initiator}, guard)

@@ -25,11 +25,9 @@ from iogate.engines.fio.runner import FioEngine
 from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
 from iogate.events import Event, EventRun, EventSchedule
 from iogate.hosts.connectors.base import Connection
-from iogate.hosts.connectors.block import BlockConnector
-from iogate.hosts.guard import Guard
-from iogate.hosts.initiator import Initiator
 from iogate.lab import Lab, QoS
 from iogate.run import Run
+from selftests.conftest import block_target
 
 pytestmark = pytest.mark.integration
 
@@ -43,12 +41,8 @@ RAMP_S, RUNTIME_S, ON_S, OFF_S = 1.0, 9.0, 3.0, 6.0
 
 @pytest.fixture
 def capped(local_lab: Lab, local_run: Run, local_array: LocalArray) -> Iterator[tuple[LocalArray, FioEngine, Connection]]:
-    volume = local_array.create_volume("truth", 64 << 20, BASELINE_CAP)
-    guard = Guard()
-    guard.admit(volume.identity)
-    initiator = Initiator.from_config(local_lab.hosts[0])
-    connection = BlockConnector(local_lab.protocols[0], local_run).connect(initiator, volume)
-    yield local_array, FioEngine(local_run, {initiator.name: initiator}, guard), connection
+    _, connection, engine = block_target(local_lab, local_run, local_array, "truth", 64 << 20, BASELINE_CAP)
+    yield local_array, engine, connection
 
 
 def run_with_degrade(array: LocalArray, engine: FioEngine, connection: Connection, cap: QoS) -> EventRun:
@@ -97,12 +91,7 @@ def test_the_same_actions_without_degrading_pass(capped, repetition: int) -> Non
 
 def test_writes_after_a_snapshot_pay_copy_on_write(local_lab: Lab, local_run: Run, local_array: LocalArray) -> None:
     """On the XFS reflink pool, every first write to a block shared with a snapshot is copied: writes slow down."""
-    volume = local_array.create_volume("cow", 128 << 20)
-    guard = Guard()
-    guard.admit(volume.identity)
-    initiator = Initiator.from_config(local_lab.hosts[0])
-    connection = BlockConnector(local_lab.protocols[0], local_run).connect(initiator, volume)
-    engine = FioEngine(local_run, {initiator.name: initiator}, guard)
+    volume, connection, engine = block_target(local_lab, local_run, local_array, "cow", 128 << 20)
     fill = WorkloadSpec("fill", read_pct=0, random_pct=0, bs="256k", iodepth=8, time_based=False, runtime_s=0)
     engine.run_plan(RunPlan("fill", (JobSpec("fill", fill, connection),)))
     writes = WorkloadSpec("randwrite", read_pct=0, random_pct=100, bs="4k", iodepth=8, runtime_s=RUNTIME_S, ramp_s=RAMP_S)
@@ -120,12 +109,7 @@ def test_writes_after_a_snapshot_pay_copy_on_write(local_lab: Lab, local_run: Ru
 
 def test_the_verify_region_catches_a_lost_write(local_lab: Lab, local_run: Run, local_array: LocalArray) -> None:
     """"Without loss of I/O" can fail: blocks overwritten behind fio's back fail crc32c and no_io_errors."""
-    volume = local_array.create_volume("lossy", 64 << 20)
-    guard = Guard()
-    guard.admit(volume.identity)
-    initiator = Initiator.from_config(local_lab.hosts[0])
-    connection = BlockConnector(local_lab.protocols[0], local_run).connect(initiator, volume)
-    engine = FioEngine(local_run, {initiator.name: initiator}, guard)
+    volume, connection, engine = block_target(local_lab, local_run, local_array, "lossy", 64 << 20)
     verify = verify_region(connection, offset="32m", size="16m", runtime_s=3, ramp_s=0, iops=500)
     # The "array" loses the region's writes: random bytes land over it half-way through.
     corrupt = ["dd", "if=/dev/urandom", f"of={volume.identity.backing_file}", "bs=1M", "seek=32", "count=16", "conv=notrunc",

@@ -5,15 +5,11 @@ from pathlib import Path
 import pytest
 
 from iogate.arrays.local import LocalArray
-from iogate.engines.fio.runner import FioEngine
 from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
-from iogate.hosts.connectors.block import BlockConnector
-from iogate.hosts.guard import Guard
-from iogate.hosts.initiator import Initiator
 from iogate.lab import Lab, QoS
 from iogate.resources import loop_backing_file
 from iogate.run import Run
-from selftests.conftest import loop_devices
+from selftests.conftest import block_target, loop_devices
 
 pytestmark = pytest.mark.integration
 
@@ -58,12 +54,7 @@ def test_snapshot_is_a_reflink_and_restore_rolls_back(local_array: LocalArray) -
 
 def test_qos_cap_is_exact(local_lab: Lab, local_run: Run, local_array: LocalArray) -> None:
     """The ground-truth lever: a 400 read IOPS cap holds within 3 % whatever the machine does."""
-    volume = local_array.create_volume("v1", 64 << 20, QoS(read_iops=400))
-    guard = Guard()
-    guard.admit(volume.identity)
-    initiator = Initiator.from_config(local_lab.hosts[0])
-    connection = BlockConnector(local_lab.protocols[0], local_run).connect(initiator, volume)
-    engine = FioEngine(local_run, {initiator.name: initiator}, guard)
+    _, connection, engine = block_target(local_lab, local_run, local_array, "v1", 64 << 20, QoS(read_iops=400))
     workload = WorkloadSpec("capped", read_pct=100, bs="4k", iodepth=16, runtime_s=3)
     result = engine.run_plan(RunPlan("qos", (JobSpec("r", workload, connection),)))
     assert result.total("read").iops == pytest.approx(400, rel=0.03)
