@@ -9,6 +9,8 @@ from pydantic import BaseModel, ConfigDict
 
 from iogate.arrays.base import Volume
 from iogate.lab import ProtocolConfig
+from iogate.ledger import Entry
+from iogate.resources import release
 from iogate.run import Run
 
 if TYPE_CHECKING:
@@ -49,3 +51,21 @@ class Connector(Protocol):
 
     def disconnect(self, initiator: Initiator, connection: Connection) -> None:
         """Undo connect, leaving no session, mount or process behind."""
+
+
+class JournalledConnector:
+    """Shared shape of connectors whose connect leaves one ledger entry per (host, volume)
+    (a session, a controller, a mount) and whose disconnect releases it."""
+
+    Options: ClassVar[type[BaseModel]]
+
+    def __init__(self, protocol: ProtocolConfig, run: Run) -> None:
+        self.protocol = protocol
+        self.run = run
+        self.options = self.Options.model_validate(protocol.options)
+        self._entries: dict[tuple[str, str], Entry] = {}
+
+    def disconnect(self, initiator: Initiator, connection: Connection) -> None:
+        entry = self._entries.pop((initiator.name, connection.volume.name), None)
+        if entry is not None:
+            release(self.run.ledger, [entry])

@@ -15,13 +15,9 @@ from pydantic import BaseModel, ConfigDict
 from iogate.arrays.base import Volume
 from iogate.errors import HostError
 from iogate.hosts.connectors import scan
-from iogate.hosts.connectors.base import Connection
+from iogate.hosts.connectors.base import Connection, JournalledConnector
 from iogate.hosts.initiator import Initiator
-from iogate.lab import ProtocolConfig
 from iogate.labvm import remote
-from iogate.ledger import Entry
-from iogate.resources import release
-from iogate.run import Run
 
 
 class IscsiOptions(BaseModel):
@@ -34,14 +30,9 @@ class IscsiOptions(BaseModel):
     node_settings: dict[str, str] = {}  # extra `iscsiadm -m node -o update` settings (e.g. queue depth)
 
 
-class IscsiConnector:
+class IscsiConnector(JournalledConnector):
     Options: ClassVar[type[BaseModel]] = IscsiOptions
-
-    def __init__(self, protocol: ProtocolConfig, run: Run) -> None:
-        self.protocol = protocol
-        self.run = run
-        self.options = IscsiOptions.model_validate(protocol.options)
-        self._entries: dict[tuple[str, str], Entry] = {}
+    options: IscsiOptions
 
     def connect(self, initiator: Initiator, volume: Volume) -> Connection:
         portal, iqn = volume.export.get("portal"), volume.export.get("target_iqn")
@@ -79,7 +70,3 @@ class IscsiConnector:
             details={"target_iqn": iqn, "portal": portal, "paths": devices},
         )
 
-    def disconnect(self, initiator: Initiator, connection: Connection) -> None:
-        entry = self._entries.pop((initiator.name, connection.volume.name), None)
-        if entry is not None:
-            release(self.run.ledger, [entry])

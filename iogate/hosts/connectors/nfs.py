@@ -14,13 +14,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from iogate.arrays.base import Volume
 from iogate.errors import HostError
-from iogate.hosts.connectors.base import Connection
+from iogate.hosts.connectors.base import Connection, JournalledConnector
 from iogate.hosts.initiator import Initiator
-from iogate.lab import ProtocolConfig
 from iogate.labvm import remote
-from iogate.ledger import Entry
-from iogate.resources import release
-from iogate.run import Run
 
 
 class NfsOptions(BaseModel):
@@ -36,14 +32,9 @@ class NfsOptions(BaseModel):
     file_fill: float = Field(default=1.0, gt=0, le=1.0)
 
 
-class NfsConnector:
+class NfsConnector(JournalledConnector):
     Options: ClassVar[type[BaseModel]] = NfsOptions
-
-    def __init__(self, protocol: ProtocolConfig, run: Run) -> None:
-        self.protocol = protocol
-        self.run = run
-        self.options = NfsOptions.model_validate(protocol.options)
-        self._entries: dict[tuple[str, str], Entry] = {}
+    options: NfsOptions
 
     def mount_options(self) -> str:
         options = [f"vers={self.options.vers}"]
@@ -74,7 +65,3 @@ class NfsConnector:
             details={"mountpoint": mountpoint, "export": export, "mount_options": self.mount_options()},
         )
 
-    def disconnect(self, initiator: Initiator, connection: Connection) -> None:
-        entry = self._entries.pop((initiator.name, connection.volume.name), None)
-        if entry is not None:
-            release(self.run.ledger, [entry])

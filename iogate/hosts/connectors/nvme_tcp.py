@@ -14,13 +14,9 @@ from pydantic import BaseModel, ConfigDict
 from iogate.arrays.base import Volume
 from iogate.errors import HostError
 from iogate.hosts.connectors import scan
-from iogate.hosts.connectors.base import Connection
+from iogate.hosts.connectors.base import Connection, JournalledConnector
 from iogate.hosts.initiator import Initiator
-from iogate.lab import ProtocolConfig
 from iogate.labvm import remote
-from iogate.ledger import Entry
-from iogate.resources import release
-from iogate.run import Run
 
 
 class NvmeTcpOptions(BaseModel):
@@ -34,14 +30,9 @@ class NvmeTcpOptions(BaseModel):
     device_timeout_s: float = 60
 
 
-class NvmeTcpConnector:
+class NvmeTcpConnector(JournalledConnector):
     Options: ClassVar[type[BaseModel]] = NvmeTcpOptions
-
-    def __init__(self, protocol: ProtocolConfig, run: Run) -> None:
-        self.protocol = protocol
-        self.run = run
-        self.options = NvmeTcpOptions.model_validate(protocol.options)
-        self._entries: dict[tuple[str, str], Entry] = {}
+    options: NvmeTcpOptions
 
     def connect(self, initiator: Initiator, volume: Volume) -> Connection:
         traddr, trsvcid, nqn = (volume.export.get(k) for k in ("traddr", "trsvcid", "subsys_nqn"))
@@ -83,7 +74,3 @@ class NvmeTcpConnector:
             details={"subsys_nqn": nqn, "traddr": f"{traddr}:{trsvcid}", "paths": devices},
         )
 
-    def disconnect(self, initiator: Initiator, connection: Connection) -> None:
-        entry = self._entries.pop((initiator.name, connection.volume.name), None)
-        if entry is not None:
-            release(self.run.ledger, [entry])
