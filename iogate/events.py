@@ -13,6 +13,16 @@ baseline / event / recovery windows cut the per-second series exactly.
     result, timeline = schedule.run_beside(lambda: engine.run_plan(plan))
     baseline, event, recovery = timeline.windows(result, "snapshot_create", "snapshot_delete")
 
+Actions of unknown length (a mirror resync takes seconds on a loop device and
+hours on a real array) are phased instead of timed: an event with `after`
+counts its offset from the end of an earlier event, and with `stop_after_s`
+and a LoadControl the schedule ends the load that long after its last action,
+so the workload's own runtime is only an upper bound:
+
+    Event("mirror_attach", at_s=20, volume=vol),
+    Event("mirror_detach", at_s=20, volume=vol, after="mirror_attach vol"),  # 20 s of steady mirror
+    EventSchedule(array, events, stop_after_s=20)                          # 20 s of recovery
+
 An action that fails does not stop the workload; the run completes and then
 EventError names the action (an infrastructure error: no verdict about the
 array can be drawn from windows whose event did not happen).
@@ -29,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
 from iogate.arrays.base import ArrayDriver, Capability, Snapshot, Volume
-from iogate.engines.base import StartSignal
+from iogate.engines.base import LoadControl
 from iogate.errors import ArrayError
 from iogate.lab import QoS
 from iogate.metrics.types import RunResult, Series
@@ -81,6 +91,7 @@ class Event:
     every_s: float = 0.0
     until_s: float | None = None  # repeat back-to-back until this offset (a resync that lasts a while)
     tag: str = ""  # tells apart two events of one action on one volume ("on", "off")
+    after: str = ""  # label of an earlier event: at_s then counts from the end of its last occurrence
 
     def __post_init__(self) -> None:
         if self.action not in REQUIRES:
@@ -93,6 +104,8 @@ class Event:
             raise ValueError(f"event {self.action}: at_s and every_s must be >= 0 and repeat >= 1")
         if self.until_s is not None and self.until_s <= self.at_s:
             raise ValueError(f"event {self.action}: until_s {self.until_s:g} must be after at_s {self.at_s:g}")
+        if self.after and self.after == self.label:
+            raise ValueError(f"event {self.label}: cannot follow itself")
 
     @property
     def repeats(self) -> bool:
@@ -106,6 +119,11 @@ class Event:
             target = f"{target}@{self.name}"
         label = f"{self.action} {target}".strip()
         return f"{label} ({self.tag})" if self.tag else label
+
+    @property
+    def when(self) -> str:
+        """The planned time as a reader says it: "at 4 s", "5 s after mirror_attach vol1"."""
+        return f"{self.at_s:g} s after {self.after}" if self.after else f"at {self.at_s:g} s"
 
 
 @dataclass(frozen=True)
@@ -200,11 +218,19 @@ class Timeline:
 class EventSchedule:
     """Array actions at offsets from the measurement start, run beside a workload (module docstring)."""
 
-    def __init__(self, array: ArrayDriver, events: Iterable[Event], *, ramp_s: float = 0.0, driver_name: str = "") -> None:
+    def __init__(self, array: ArrayDriver, events: Iterable[Event], *, ramp_s: float = 0.0, driver_name: str = "",
+                 stop_after_s: float | None = None) -> None:
         self.array = array
-        self.events = sorted(events, key=lambda e: e.at_s)
+        self.events = list(events)
         self.ramp_s = ramp_s
+        self.stop_after_s = stop_after_s
         self.driver_name = driver_name or type(array).__name__
+        labels = [e.label for e in self.events]
+        if len(set(labels)) != len(labels):
+            raise ValueError(f"event schedule: labels must be unique (tag apart repeats of one action): {', '.join(labels)}")
+        for index, event in enumerate(self.events):
+            if event.after and event.after not in labels[:index]:
+                raise ValueError(f"event {event.label}: follows {event.after!r}, which is not an earlier event of this schedule")
         self._snapshots: dict[tuple[str, str], Snapshot] = {}
         self._records: list[EventRecord] = []
         self._anchor_ms = 0
@@ -220,11 +246,13 @@ class EventSchedule:
         if missing:
             raise EventError(f"array driver {self.driver_name} lacks capability {', '.join(missing)} for this event schedule")
 
-    def run_beside(self, workload: Callable[[], T], started: StartSignal | None = None) -> tuple[T, Timeline]:
+    def run_beside(self, workload: Callable[[], T], control: LoadControl | None = None) -> tuple[T, Timeline]:
         """Run the workload (blocking) with the events in a thread beside it.
 
-        With `started` (set by the engine once fio really runs), offsets count from
-        that moment plus the ramp; without it, from this call plus the ramp.
+        With `control` (told by the engine when the measured phase began),
+        offsets count from that moment; without it, from this call plus the
+        ramp. With `control` and `stop_after_s`, the load is ended that long
+        after the last action (at once after a failed one).
 
         Events still due when the workload returns are not started and count
         as errors; an action still running is waited for. Snapshots created
@@ -234,7 +262,7 @@ class EventSchedule:
         self._records.clear()
         self._stop.clear()
         self._anchor_ms = now_ms() + int(self.ramp_s * 1000)
-        worker = threading.Thread(target=self._play, args=(started,), name="iogate-events", daemon=True)
+        worker = threading.Thread(target=self._play, args=(control,), name="iogate-events", daemon=True)
         worker.start()
         try:
             outcome = workload()
@@ -250,17 +278,29 @@ class EventSchedule:
         return outcome, timeline
 
     # -- the event thread --------------------------------------------------------
-    def _play(self, started: StartSignal | None = None) -> None:
-        """Run occurrences in planned order, one action at a time (an array does one job per request)."""
-        if started is not None:
-            while (began_ms := started.wait(0.1)) is None:
+    def _play(self, control: LoadControl | None = None) -> None:
+        if control is not None:
+            while (since_ms := control.wait_measuring(0.1)) is None:
                 if self._stop.is_set():
                     return
-            self._anchor_ms = began_ms + int(self.ramp_s * 1000)
+            self._anchor_ms = since_ms
+        failed = self._play_events()
+        if control is not None and self.stop_after_s is not None:
+            if failed or not self._stop.wait(self.stop_after_s):
+                control.request_stop()
+
+    def _play_events(self) -> bool:
+        """Run occurrences in planned order, one action at a time (an array does one job per request);
+        True if one failed or could not start."""
         anchor_ms = self._anchor_ms
-        pending = [(e.at_s, order, e, 0) for order, e in enumerate(self.events)]
+        pending = [(e.at_s, order, e, 0) for order, e in enumerate(self.events) if not e.after]
         heapq.heapify(pending)
+        followers: dict[str, list[tuple[int, Event]]] = {}
+        for order, event in enumerate(self.events):
+            if event.after:
+                followers.setdefault(event.after, []).append((order, event))
         next_free_ms = 0
+        failed = False
         while pending:
             planned_s, order, event, index = heapq.heappop(pending)
             due_ms = max(anchor_ms + int(planned_s * 1000), next_free_ms)
@@ -270,6 +310,7 @@ class EventSchedule:
                 if index == 0 or not event.until_s:  # an open-ended repeat simply stops with the load
                     self._records.append(EventRecord(label, event.action, planned_s, now_ms(), now_ms(),
                                                      error="not started: the workload ended before it was due"))
+                    failed = True
                 continue
             start_ms = now_ms()
             try:
@@ -279,11 +320,22 @@ class EventSchedule:
                 evidence, error = {}, f"{type(exc).__name__}: {exc}"
             end_ms = next_free_ms = now_ms()
             self._records.append(EventRecord(label, event.action, planned_s, start_ms, end_ms, evidence, error))
-            next_s = max(planned_s + event.every_s, (end_ms - anchor_ms) / 1000)
             if error:
+                failed = True
                 continue
+            end_s = (end_ms - anchor_ms) / 1000
+            next_s = max(planned_s + event.every_s, end_s)
             if index + 1 < event.repeat or (event.until_s is not None and next_s < event.until_s):
                 heapq.heappush(pending, (next_s, order, event, index + 1))
+                continue
+            for follower_order, follower in followers.pop(event.label, []):
+                heapq.heappush(pending, (end_s + follower.at_s, follower_order, follower, 0))
+        for waiting in followers.values():  # what they follow failed or never started
+            for _, follower in waiting:
+                self._records.append(EventRecord(follower.label, follower.action, follower.at_s, now_ms(), now_ms(),
+                                                 error=f"not started: {follower.after} did not complete"))
+                failed = True
+        return failed
 
     def _perform(self, event: Event) -> dict[str, Any]:
         array, volume = self.array, event.volume

@@ -26,6 +26,9 @@ class Profile:
     tile_runtime_s: float  # tiles and events: a longer steady load
     prefill: bool  # sequential 256 KiB write of every volume before the first test
     grid: str  # which points of a sweep grid run: "corners", "reduced" or "all"
+    # Events during load: the longest a data-service action (a resync, a dedupe pass) may take
+    # before the run ends without it; the load itself ends once its phases are done.
+    event_budget_s: float = 600
     # Grids a profile file replaces, by catalog key (sweep, kpi_parallelism, netapp): see iogate.catalog.
     grids: Mapping[str, Any] = field(default_factory=dict)
 
@@ -35,8 +38,8 @@ class Profile:
 
 PROFILES = {
     "smoke": Profile("smoke", runtime_s=4, ramp_s=1, tile_runtime_s=8, prefill=True, grid="corners"),
-    "quick": Profile("quick", runtime_s=20, ramp_s=5, tile_runtime_s=120, prefill=True, grid="reduced"),
-    "full": Profile("full", runtime_s=60, ramp_s=20, tile_runtime_s=6 * 3600, prefill=True, grid="all"),
+    "quick": Profile("quick", runtime_s=20, ramp_s=5, tile_runtime_s=120, prefill=True, grid="reduced", event_budget_s=1800),
+    "full": Profile("full", runtime_s=60, ramp_s=20, tile_runtime_s=6 * 3600, prefill=True, grid="all", event_budget_s=4 * 3600),
 }
 
 
@@ -49,6 +52,7 @@ class ProfileFile(BaseModel):
     tile_runtime_s: float | None = None
     prefill: bool | None = None
     grid: str | None = None
+    event_budget_s: float | None = None
     grids: dict[str, Any] | None = None
 
 

@@ -22,7 +22,7 @@ import json
 import allure
 import pytest
 
-from fixtures.events import attach_timeline, skip_without, verify_region
+from fixtures.events import attach_timeline, phased_runtime_s, scaled_iops, skip_without, verify_region
 from iogate.arrays.base import Capability
 from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
 from iogate.events import Event
@@ -54,15 +54,16 @@ def datastore(lab, array, volume_factory, connect, engine):  # type: ignore[no-u
     return connection
 
 
-def tile_jobs(connection, runtime_s: float, ramp_s: float) -> tuple[JobSpec, ...]:  # type: ignore[no-untyped-def]
+def tile_jobs(lab, connection, runtime_s: float, ramp_s: float) -> tuple[JobSpec, ...]:  # type: ignore[no-untyped-def]
     jobs = []
-    for index, (name, (bs, random_pct, read_pct, target)) in enumerate(VMS.items()):
+    for index, (name, (bs, random_pct, read_pct, full_target)) in enumerate(VMS.items()):
+        target = scaled_iops(lab, full_target)
         workload = WorkloadSpec(f"vm-{name}", read_pct=read_pct, random_pct=random_pct, bs=bs, iodepth=4,
                                 offset=f"{index * REGION_MIB}m", size=f"{REGION_MIB}m", runtime_s=runtime_s, ramp_s=ramp_s,
-                                rate_iops=target, dedupe_pct=50, extra={"rate_process": "linear"})
+                                rate_iops=target, dedupe_pct=50, extra={"rate_process": "linear"}, until_stopped=True)
         jobs.append(JobSpec(name, workload, connection, target_iops=target))
     verify = verify_region(connection, offset=f"{VERIFY_OFFSET_MIB}m", size=f"{REGION_MIB}m", runtime_s=runtime_s, ramp_s=ramp_s,
-                           iops=100)
+                           iops=scaled_iops(lab, 100))
     return (*jobs, verify)
 
 
@@ -71,18 +72,19 @@ def tile_jobs(connection, runtime_s: float, ramp_s: float) -> tuple[JobSpec, ...
 @allure.epic("Data services during load")
 @allure.feature("events")
 @allure.story("dedupe during load")
-def test_dedupe_during_load(datastore, during_load, judge, profile, spec) -> None:  # type: ignore[no-untyped-def]
+def test_dedupe_during_load(datastore, lab, during_load, judge, profile, spec) -> None:  # type: ignore[no-untyped-def]
     connection = datastore
-    # Baseline for the first third; the dedupe job (passes back to back) for the second; then recovery.
-    runtime_s = max(1.5 * profile.tile_runtime_s, 15.0)
-    jobs = tile_jobs(connection, runtime_s, profile.ramp_s)
+    # A baseline phase; the dedupe job (passes back to back, at least one, for a phase); a recovery phase.
+    phase = max(profile.tile_runtime_s / 2, 5.0)
+    runtime_s = phased_runtime_s(phase, profile)
+    jobs = tile_jobs(lab, connection, runtime_s, profile.ramp_s)
     targets = {job.name: job.target_iops for job in jobs if job.target_iops}
     allure.dynamic.parameter("VMs", ", ".join(f"{name} {t:g} IOPS" for name, t in targets.items()))
     allure.dynamic.parameter("dedupe block", DEDUPE_BLOCK)
-    allure.dynamic.parameter("runtime_s", runtime_s)
+    allure.dynamic.parameter("phase_s", phase)
 
-    dedupe_job = Event("dedupe_run", at_s=runtime_s / 3, until_s=2 * runtime_s / 3)
-    run = during_load(RunPlan("dedupe-during-load", jobs), [dedupe_job], ramp_s=profile.ramp_s)
+    dedupe_job = Event("dedupe_run", at_s=phase, until_s=2 * phase)
+    run = during_load(RunPlan("dedupe-during-load", jobs), [dedupe_job], ramp_s=profile.ramp_s, stop_after_s=phase)
     passes = run.timeline.matching("dedupe_run")
     first_mib = passes[0].evidence.get("reclaimed_bytes", 0) / 2**20
     spans = [(f"pass 1 (-{first_mib:.0f} MiB)", passes[0].start_ms, passes[0].end_ms)]

@@ -3,13 +3,16 @@
 IOgen reports what a synchronous mirror costs as the % drop of total IOPS:
 50 % on frontend write, 70 % on backend write. Two tests:
 
-- replica initial sync: while a write load runs, the array copies the whole
-  volume to a replica (repeated back to back for the middle third of the run,
-  as a resync that lasts). The local lab copies the volume's file to a second
-  location; arrays with REPLICATE start their own initial sync.
-- synchronous mirror: the mirror is attached a third into the run and detached
-  two thirds in; the window between (initial sync excluded) is the steady
-  mirror. Needs Capability.MIRROR; the local lab has none and skips, naming it.
+- replica initial sync: after a baseline phase of write load, the array copies
+  the whole volume to a replica (repeated back to back for a phase, as a resync
+  that lasts), then a recovery phase. The local lab copies the volume's file to
+  a second location; arrays with REPLICATE start their own initial sync.
+- synchronous mirror: after a baseline phase the mirror is attached (its
+  initial sync takes what it takes: seconds on a loop device, hours on a big
+  volume), stays attached for a phase of steady mirror, and is detached; a
+  recovery phase follows, then the load stops. The steady window (initial sync
+  excluded) is judged. Needs Capability.MIRROR; the local lab has none and
+  skips, naming it.
 
 A crc32c verify region on the same volume must report no error: mirroring must
 not lose an I/O.
@@ -20,7 +23,7 @@ from __future__ import annotations
 import allure
 import pytest
 
-from fixtures.events import attach_timeline, verify_region
+from fixtures.events import attach_timeline, phased_runtime_s, scaled_iops, verify_region
 from iogate.arrays.base import Capability
 from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
 from iogate.events import Event
@@ -36,12 +39,19 @@ MIRROR_CASES = {
 }
 
 
-def verify_job(connection, runtime_s: float, ramp_s: float):  # type: ignore[no-untyped-def]
-    return verify_region(connection, offset=VERIFY_REGION[0], size=VERIFY_REGION[1], runtime_s=runtime_s, ramp_s=ramp_s)
+def verify_job(lab, connection, runtime_s: float, ramp_s: float):  # type: ignore[no-untyped-def]
+    return verify_region(connection, offset=VERIFY_REGION[0], size=VERIFY_REGION[1], runtime_s=runtime_s, ramp_s=ramp_s,
+                         iops=scaled_iops(lab, 200))
+
+
+def phase_s(profile) -> float:  # type: ignore[no-untyped-def]
+    """Baseline, steady and recovery phases: a third of the profile's tile time, at least 4 whole intervals."""
+    return max(profile.tile_runtime_s / 3, 4.0)
 
 
 def write_load(name: str, working_set: str, runtime_s: float, ramp_s: float) -> WorkloadSpec:
-    return WorkloadSpec(name, read_pct=0, random_pct=100, bs="4k", iodepth=8, size=working_set, runtime_s=runtime_s, ramp_s=ramp_s)
+    return WorkloadSpec(name, read_pct=0, random_pct=100, bs="4k", iodepth=8, size=working_set, runtime_s=runtime_s, ramp_s=ramp_s,
+                        until_stopped=True)
 
 
 @pytest.fixture(scope="module")
@@ -60,18 +70,19 @@ def mirrored_volume(lab, volume_factory, connect, engine):  # type: ignore[no-un
 @allure.epic("Data services during load")
 @allure.feature("events")
 @allure.story("replica initial sync during load")
-def test_replica_initial_sync(request, require, during_load, judge, profile, spec) -> None:  # type: ignore[no-untyped-def]
+def test_replica_initial_sync(request, lab, require, during_load, judge, profile, spec) -> None:  # type: ignore[no-untyped-def]
     require(Capability.REPLICATE)
     connection = request.getfixturevalue("mirrored_volume")
-    runtime_s = max(profile.tile_runtime_s, 9.0)
+    phase = phase_s(profile)
+    runtime_s = phased_runtime_s(phase, profile)
     load = write_load("replica-backend-write", LOAD_REGION, runtime_s, profile.ramp_s)
     for key, value in load.params().items():
         allure.dynamic.parameter(key, value)
     allure.dynamic.parameter("published impact", "50 % frontend / 70 % backend write (synchronous mirror)")
 
-    plan = RunPlan("replica-sync", (JobSpec("load", load, connection), verify_job(connection, runtime_s, profile.ramp_s)))
-    sync = Event("replicate", at_s=runtime_s / 3, volume=connection.volume, until_s=2 * runtime_s / 3)
-    run = during_load(plan, [sync], ramp_s=profile.ramp_s)
+    plan = RunPlan("replica-sync", (JobSpec("load", load, connection), verify_job(lab, connection, runtime_s, profile.ramp_s)))
+    sync = Event("replicate", at_s=phase, volume=connection.volume, until_s=2 * phase)
+    run = during_load(plan, [sync], ramp_s=profile.ramp_s, stop_after_s=phase)
     passes = run.timeline.matching(sync.label)
     attach_timeline(run, title="replica initial sync during backend write load", jobs=("load",),
                     spans=[(f"replica sync ({len(passes)} copies)", *run.timeline.span_ms(sync.label))])
@@ -94,21 +105,22 @@ def test_replica_initial_sync(request, require, during_load, judge, profile, spe
 @allure.feature("events")
 @allure.story("synchronous mirror impact")
 @pytest.mark.parametrize("case", list(MIRROR_CASES))
-def test_synchronous_mirror(case: str, request, require, during_load, judge, profile, spec) -> None:  # type: ignore[no-untyped-def]
+def test_synchronous_mirror(case: str, request, lab, require, during_load, judge, profile, spec) -> None:  # type: ignore[no-untyped-def]
     require(Capability.MIRROR)  # before the volume is filled: a lab without mirrors skips here, naming driver and capability
     connection = request.getfixturevalue("mirrored_volume")
     working_set, check, published = MIRROR_CASES[case]
-    runtime_s = max(profile.tile_runtime_s, 9.0)
+    phase = phase_s(profile)
+    runtime_s = phased_runtime_s(phase, profile)
     load = write_load(f"mirror-{case}", working_set, runtime_s, profile.ramp_s)
     allure.dynamic.parameter("case", case)
     allure.dynamic.parameter("published impact", published)
     for key, value in load.params().items():
         allure.dynamic.parameter(key, value)
 
-    plan = RunPlan(f"mirror-{case}", (JobSpec("load", load, connection), verify_job(connection, runtime_s, profile.ramp_s)))
-    attach = Event("mirror_attach", at_s=runtime_s / 3, volume=connection.volume)
-    detach = Event("mirror_detach", at_s=2 * runtime_s / 3, volume=connection.volume)
-    run = during_load(plan, [attach, detach], ramp_s=profile.ramp_s)
+    plan = RunPlan(f"mirror-{case}", (JobSpec("load", load, connection), verify_job(lab, connection, runtime_s, profile.ramp_s)))
+    attach = Event("mirror_attach", at_s=phase, volume=connection.volume)
+    detach = Event("mirror_detach", at_s=phase, volume=connection.volume, after=attach.label)
+    run = during_load(plan, [attach, detach], ramp_s=profile.ramp_s, stop_after_s=phase)
     _, steady, _ = run.windows(attach.label, detach.label, between=True)
     attach_timeline(run, title=f"synchronous mirror during {case.replace('_', ' ')} load", jobs=("load",),
                     spans=[*run.timeline.spans(), ("mirror steady", steady.start_ms, steady.end_ms)])

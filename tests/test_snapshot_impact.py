@@ -4,8 +4,9 @@ The IOgen procedure measures what a snapshot costs as the % drop of total IOPS
 while the snapshot exists. Published (OceanStor): no impact on reads, none on
 frontend write (small working set), 50 % on backend write (copy-on-write of
 every first write to a shared block). Each case runs at full load on a
-prefilled volume; a snapshot is created a third into the measured run and
-deleted two thirds in. Verdicts compare the event window (snapshot exists)
+prefilled volume in three phases: baseline, then a snapshot is created and
+kept for a phase, deleted, and a recovery phase ends the run (each action takes
+as long as the array needs). Verdicts compare the event window (snapshot exists)
 with the baseline window before it, on the load job only. A verify region on
 the same volume (fio crc32c) is written and checked throughout: the snapshot
 must not lose or corrupt an I/O.
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 import allure
 import pytest
 
-from fixtures.events import attach_timeline, skip_without, verify_region
+from fixtures.events import attach_timeline, phased_runtime_s, scaled_iops, skip_without, verify_region
 from iogate.arrays.base import Capability
 from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
 from iogate.events import Event
@@ -64,12 +65,13 @@ def snapshot_volume(lab, array, volume_factory, connect, engine):  # type: ignor
 @allure.feature("events")
 @allure.story("snapshot impact")
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_snapshot_impact(case: Case, snapshot_volume, during_load, judge, profile, spec) -> None:  # type: ignore[no-untyped-def]
+def test_snapshot_impact(case: Case, snapshot_volume, lab, during_load, judge, profile, spec) -> None:  # type: ignore[no-untyped-def]
     volume, connection = snapshot_volume
-    # Three windows of at least 4 s: one-second IOPS of an unthrottled load swing, a window must average them.
-    runtime_s = max(profile.tile_runtime_s, 12.0)
+    # Three phases of at least 4 s: one-second IOPS of an unthrottled load swing, a window must average them.
+    phase = max(profile.tile_runtime_s / 3, 4.0)
+    runtime_s = phased_runtime_s(phase, profile)
     load = WorkloadSpec(f"snap-{case.name}", read_pct=case.read_pct, random_pct=100, bs="4k", iodepth=8, size=case.size,
-                        runtime_s=runtime_s, ramp_s=profile.ramp_s)
+                        runtime_s=runtime_s, ramp_s=profile.ramp_s, until_stopped=True)
     allure.dynamic.title(f"snapshot impact: {case.name.replace('_', ' ')}")
     allure.dynamic.parameter("case", case.name)
     allure.dynamic.parameter("published impact", case.published)
@@ -77,13 +79,12 @@ def test_snapshot_impact(case: Case, snapshot_volume, during_load, judge, profil
         allure.dynamic.parameter(key, value)
     allure.dynamic.parameter("working set", case.size)
 
-    verify = verify_region(connection, offset=VERIFY_REGION[0], size=VERIFY_REGION[1], runtime_s=runtime_s, ramp_s=profile.ramp_s)
+    verify = verify_region(connection, offset=VERIFY_REGION[0], size=VERIFY_REGION[1], runtime_s=runtime_s, ramp_s=profile.ramp_s,
+                           iops=scaled_iops(lab, 200))
     plan = RunPlan(f"snapshot-{case.name}", (JobSpec("load", load, connection), verify))
-    events = [
-        Event("snapshot_create", at_s=runtime_s / 3, volume=volume, name=case.name),
-        Event("snapshot_delete", at_s=2 * runtime_s / 3, volume=volume, name=case.name),
-    ]
-    run = during_load(plan, events, ramp_s=profile.ramp_s)
+    create = Event("snapshot_create", at_s=phase, volume=volume, name=case.name)
+    events = [create, Event("snapshot_delete", at_s=phase, volume=volume, name=case.name, after=create.label)]
+    run = during_load(plan, events, ramp_s=profile.ramp_s, stop_after_s=phase)
     create, delete = (e.label for e in events)
     attach_timeline(run, title=f"snapshot during {case.name.replace('_', ' ')} load", jobs=("load",),
                     spans=[("snapshot exists", *run.timeline.span_ms(create, delete))])

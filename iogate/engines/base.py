@@ -10,30 +10,50 @@ from iogate.engines.workload import RunPlan
 from iogate.metrics.types import RunResult
 
 
-class StartSignal:
-    """Set by an engine when the load generator is really running (epoch ms).
+class LoadControl:
+    """What runs beside a load (an event schedule) and the engine running it share.
 
-    Things timed against the load (events) anchor on it rather than on the call:
-    on a slow host (a TCG guest over SSH) fio starts seconds after it is asked to.
+    The engine says when the measured phase began (epoch ms, ramp over): things
+    timed against the load anchor on that, not on the call, because on a slow
+    host (a TCG guest over SSH) fio measures many seconds after it is asked to.
+    The other side may ask the engine to end the load early; the engine stops
+    it gracefully, so results and logs up to that moment are kept. This lets a
+    run last as long as an event of unknown length (a resync) needs.
     """
 
     def __init__(self) -> None:
-        self._set = threading.Event()
-        self.epoch_ms: int | None = None
+        self._measuring = threading.Event()
+        self._stop = threading.Event()
+        self.measuring_since_ms: int | None = None
 
-    def set(self, epoch_ms: int | None = None) -> None:
-        if not self._set.is_set():
-            self.epoch_ms = epoch_ms if epoch_ms is not None else int(time.time() * 1000)
-            self._set.set()
+    # -- the engine's side -----------------------------------------------------------
+    def measuring(self, since_ms: int | None = None) -> None:
+        """The measured phase began at `since_ms` (default: now). Only the first call counts."""
+        if not self._measuring.is_set():
+            self.measuring_since_ms = since_ms if since_ms is not None else int(time.time() * 1000)
+            self._measuring.set()
 
-    def wait(self, timeout_s: float) -> int | None:
-        """The start time, or None if the load did not start within timeout_s."""
-        return self.epoch_ms if self._set.wait(timeout_s) else None
+    def wait_stop(self, timeout_s: float) -> bool:
+        """True once someone asked for the load to end."""
+        return self._stop.wait(timeout_s)
+
+    # -- the other side --------------------------------------------------------------
+    def wait_measuring(self, timeout_s: float) -> int | None:
+        """The measurement start (epoch ms), or None if it did not begin within timeout_s."""
+        return self.measuring_since_ms if self._measuring.wait(timeout_s) else None
+
+    def request_stop(self) -> None:
+        self._stop.set()
+
+    @property
+    def stop_requested(self) -> bool:
+        return self._stop.is_set()
 
 
 class Engine(Protocol):
     name: str
 
-    def run_plan(self, plan: RunPlan, started: StartSignal | None = None) -> RunResult:
-        """Run every job of the plan at once (setting `started` once the load runs);
-        raise EngineError/HostError on failure."""
+    def run_plan(self, plan: RunPlan, control: LoadControl | None = None) -> RunResult:
+        """Run every job of the plan at once and return its result; with `control`, report
+        the measurement start and end the load early when asked. Raise EngineError/HostError
+        on failure."""

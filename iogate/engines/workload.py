@@ -37,6 +37,8 @@ class WorkloadSpec:
     verify: str | None = None  # e.g. "crc32c": checked data, errors fail no_io_errors
     ioengine: str = "libaio"
     time_based: bool = True
+    # runtime_s is only a cap: the run ends when what runs beside it (an event schedule) says so.
+    until_stopped: bool = False
     extra: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -67,7 +69,7 @@ class WorkloadSpec:
             "bs": self.bssplit or format_size(self.bs_bytes),
             "iodepth": self.iodepth,
             "numjobs": self.numjobs,
-            "runtime_s": self.runtime_s,
+            **({"runtime_cap_s": self.runtime_s} if self.until_stopped else {"runtime_s": self.runtime_s}),
             "ramp_s": self.ramp_s,
             **({"rate_iops": self.rate_iops} if self.rate_iops else {}),
         }

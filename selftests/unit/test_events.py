@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 import pytest
 
 from iogate.arrays.base import Capability, Snapshot, Volume
+from iogate.engines.base import LoadControl
 from iogate.errors import ArrayError
 from iogate.events import Event, EventError, EventRecord, EventRun, EventSchedule, Timeline, WindowTooShort, now_ms
 from iogate.lab import DeviceIdentity, QoS
@@ -226,21 +227,73 @@ def test_timeline_json_gives_offsets_from_the_measurement_start() -> None:
     assert data["measure"] == {"start_ms": 1_000_000, "end_ms": 1_006_000}
 
 
-def test_offsets_count_from_when_the_engine_says_the_load_started() -> None:
-    """A slow host starts fio late: events must wait for it, not fire into the ramp."""
-    from iogate.engines.base import StartSignal
-
+def test_offsets_count_from_when_the_engine_says_the_load_measures() -> None:
+    """A slow host starts fio late: events must wait for its measured phase, not fire into the ramp."""
     array = RecordingArray()
     schedule = EventSchedule(array, [Event("dedupe_run", at_s=0.05)], ramp_s=0.1)
-    started = StartSignal()
+    control = LoadControl()
 
     def late_load() -> str:
         time.sleep(0.4)
-        started.set()
+        control.measuring(now_ms() + 100)  # what the engine reads from fio's status: after the ramp
         time.sleep(0.5)
         return "done"
 
-    _, timeline = schedule.run_beside(late_load, started)
-    assert started.epoch_ms is not None
-    assert timeline.records[0].start_ms >= started.epoch_ms + 150
-    assert timeline.anchor_ms == started.epoch_ms + 100
+    _, timeline = schedule.run_beside(late_load, control)
+    assert control.measuring_since_ms is not None
+    assert timeline.anchor_ms == control.measuring_since_ms
+    assert timeline.records[0].start_ms >= control.measuring_since_ms + 50
+
+
+def load_until_stopped(control: LoadControl, cap_s: float = 5.0):  # type: ignore[no-untyped-def]
+    """A load that measures at once and runs until asked to stop (or cap_s); returns how long it ran."""
+
+    def run() -> float:
+        began = time.monotonic()
+        control.measuring()
+        control.wait_stop(cap_s)
+        return time.monotonic() - began
+
+    return run
+
+
+def test_follower_starts_its_offset_after_the_action_it_follows_ends_and_the_load_stops_after_the_tail() -> None:
+    """An action of unknown length (a resync) is phased: the detach follows the attach's end, not a clock."""
+
+    class SlowSnapshotArray(RecordingArray):
+        def snapshot_create(self, volume: Volume, name: str) -> Snapshot:
+            time.sleep(0.4)  # longer than any fixed offset below
+            return super().snapshot_create(volume, name)
+
+    control = LoadControl()
+    create = Event("snapshot_create", at_s=0.1, volume=VOLUME, name="s1")
+    delete = Event("snapshot_delete", at_s=0.2, volume=VOLUME, name="s1", after=create.label)
+    schedule = EventSchedule(SlowSnapshotArray(), [create, delete], stop_after_s=0.3)
+    ran_s, timeline = schedule.run_beside(load_until_stopped(control), control)
+
+    created, deleted = timeline.find(create.label), timeline.find(delete.label)
+    assert created.duration_ms >= 400
+    assert deleted.start_ms - created.end_ms >= 200
+    assert deleted.planned_at_s == pytest.approx((created.end_ms - timeline.anchor_ms) / 1000 + 0.2, abs=0.01)
+    assert 0.1 + 0.4 + 0.2 + 0.3 <= ran_s < 3.0, "the load must end one tail after the last action, not at its cap"
+    assert delete.when == "0.2 s after snapshot_create v1@s1"
+
+
+def test_failed_action_stops_the_load_at_once_and_its_follower_never_starts() -> None:
+    control = LoadControl()
+    create = Event("snapshot_create", at_s=0, volume=VOLUME, name="s1")
+    delete = Event("snapshot_delete", at_s=0.1, volume=VOLUME, name="s1", after=create.label)
+    schedule = EventSchedule(RecordingArray(fail="snapshot_create"), [create, delete], stop_after_s=10)
+    began = time.monotonic()
+    with pytest.raises(EventError, match=r"snapshot_delete v1@s1 .*not started: snapshot_create v1@s1 did not complete"):
+        schedule.run_beside(load_until_stopped(control), control)
+    assert time.monotonic() - began < 3.0
+
+
+def test_follower_must_follow_an_earlier_event_of_the_schedule() -> None:
+    delete = Event("snapshot_delete", at_s=1, volume=VOLUME, name="s1", after="snapshot_create v1@s1")
+    with pytest.raises(ValueError, match="not an earlier event"):
+        EventSchedule(RecordingArray(), [delete])
+    dedupe = Event("dedupe_run", at_s=1)
+    with pytest.raises(ValueError, match="labels must be unique"):
+        EventSchedule(RecordingArray(), [dedupe, dedupe])

@@ -50,3 +50,36 @@ def test_numjobs_clones_merge_into_one_job() -> None:
     assert len(jobs) == 1 and jobs[0].name == "vm"
     assert jobs[0]["read"].iops == 200.0 and jobs[0]["read"].clat.samples == 200
     assert jobs[0]["read"].clat.bins == {2008: 200}
+
+
+# fio 3.33 status reports (SIGUSR1, json+), two jobs, ramp_time=2: job_runtime counts the ramp, then restarts at 0.
+STATUS_REPORTS = """
+  "timestamp_ms" : 1795316223354,
+      "elapsed" : 1,
+      "job_runtime" : 750,
+      "elapsed" : 1,
+      "job_runtime" : 749,
+  "timestamp_ms" : 1795316224361,
+      "elapsed" : 2,
+      "job_runtime" : 1757,
+      "elapsed" : 2,
+      "job_runtime" : 1757,
+  "timestamp_ms" : 1795316225370,
+      "elapsed" : 3,
+      "job_runtime" : 766,
+      "elapsed" : 3,
+      "job_runtime" : 765,
+  "timestamp_ms" : 1795316226376,
+      "elapsed" : 4,
+      "job_runtime" : 1772,
+"""
+
+
+def test_measurement_start_from_the_first_status_report_past_the_ramp() -> None:
+    from iogate.engines.fio.runner import measurement_start_ms
+
+    assert measurement_start_ms(STATUS_REPORTS, first_elapsed_s=3) == 1795316225370 - 765  # the later job's start
+    assert measurement_start_ms(STATUS_REPORTS, first_elapsed_s=4) == 1795316226376 - 1772
+    reports_during_ramp = STATUS_REPORTS[: STATUS_REPORTS.index('  "timestamp_ms" : 1795316225370')]
+    assert measurement_start_ms(reports_during_ramp, first_elapsed_s=3) is None
+    assert measurement_start_ms("", first_elapsed_s=1) is None

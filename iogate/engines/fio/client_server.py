@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
-from iogate.engines.base import StartSignal
+from iogate.engines.base import LoadControl
 from iogate.engines.fio import jobfile, parse
 from iogate.engines.workload import JobSpec, RunPlan
 from iogate.errors import EngineError, HostError
@@ -215,9 +215,9 @@ class ClientServerEngine:
         self.grace_s = grace_s
         self._points = 0
 
-    def run(self, plan: RunPlan, started: StartSignal | None = None) -> RunResult:
+    def run(self, plan: RunPlan, control: LoadControl | None = None) -> RunResult:
         """The Engine protocol: the cluster as one RunResult (run_cluster keeps the per-host view)."""
-        return self.run_cluster(plan, started).result
+        return self.run_cluster(plan, control).result
 
     run_plan = run
 
@@ -230,7 +230,7 @@ class ClientServerEngine:
     def _client_arg(self, address: str) -> str:
         return address if self.port == FIO_SERVER_PORT else f"{address},{self.port}"
 
-    def run_cluster(self, plan: RunPlan, started: StartSignal | None = None) -> ClusterResult:
+    def run_cluster(self, plan: RunPlan, control: LoadControl | None = None) -> ClusterResult:
         self._points += 1
         point = f"{self._points:03d}-{plan.name}"
         by_host: dict[str, list[JobSpec]] = {}
@@ -259,9 +259,11 @@ class ClientServerEngine:
         started_ms = int(time.time() * 1000)
         entry = self.current_run.ledger.intend("process", name="fio client", marker=str(point_dir), hosts=sorted(by_host))
         try:
-            if started is not None:
-                started.set()  # the servers start their jobs as soon as the client hands them over
-            output = self._drive(argv, point_dir, host_by_client, initiators, plan.duration_s + self.grace_s)
+            if control is not None:
+                # The servers start their jobs as soon as the client hands them over (hosts on a LAN:
+                # no TCG-slow start to measure, unlike FioEngine's status reports).
+                control.measuring(started_ms + int(max(j.workload.ramp_s for j in plan.jobs) * 1000))
+            output = self._drive(argv, point_dir, host_by_client, initiators, plan.duration_s + self.grace_s, control)
         finally:
             release(self.current_run.ledger, [entry])
         ended_ms = int(time.time() * 1000)
@@ -316,8 +318,9 @@ class ClientServerEngine:
 
     # -- running the client ----------------------------------------------------------------
     def _drive(self, argv: list[str], point_dir: Path, host_by_client: Mapping[str, str],
-               initiators: Mapping[str, Initiator], limit_s: float) -> str:
-        """Run the client to its end, or stop everything when a host fails; returns its stdout."""
+               initiators: Mapping[str, Initiator], limit_s: float, control: LoadControl | None = None) -> str:
+        """Run the client to its end (or, asked by `control`, end it early keeping the results),
+        or stop everything when a host fails; returns its stdout."""
         watch = _Watch(host_by_client)
         proc = subprocess.Popen(argv, cwd=point_dir, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True, start_new_session=True)
@@ -332,10 +335,14 @@ class ClientServerEngine:
         deadline = time.monotonic() + limit_s
         timed_out = False
         try:
+            asked_to_stop = False
             while proc.poll() is None and not watch.failures:
                 if time.monotonic() > deadline:
                     timed_out = True
                     break
+                if control is not None and control.stop_requested and not asked_to_stop:
+                    proc.send_signal(signal.SIGINT)  # the client stops every server's jobs; their results still come back
+                    asked_to_stop = True
                 time.sleep(0.1)
         finally:
             watch.stop.set()

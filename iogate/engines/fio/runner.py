@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import re
 import shlex
 import threading
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from iogate.engines.base import StartSignal
+from iogate.engines.base import LoadControl
 from iogate.engines.fio import jobfile, parse
 from iogate.engines.workload import JobSpec, RunPlan
 from iogate.errors import EngineError, HostError
@@ -62,7 +63,7 @@ class FioEngine:
         self.observer = observer
         self._points = 0
 
-    def run_plan(self, plan: RunPlan, started: StartSignal | None = None) -> RunResult:
+    def run_plan(self, plan: RunPlan, control: LoadControl | None = None) -> RunResult:
         """Run all jobs of the plan at once (see module docstring)."""
         self._points += 1
         point = f"{self._points:03d}-{plan.name}"
@@ -74,7 +75,7 @@ class FioEngine:
             for job in jobs:
                 self.guard.check(initiator, job.target)
         with ThreadPoolExecutor(max_workers=len(by_host)) as pool:
-            futures = [pool.submit(self._run_host, point, self._initiator(h), jobs, started) for h, jobs in by_host.items()]
+            futures = [pool.submit(self._run_host, point, self._initiator(h), jobs, control) for h, jobs in by_host.items()]
             outcomes = [f.result() for f in futures]
         return self._combine(plan, point, outcomes)
 
@@ -84,7 +85,7 @@ class FioEngine:
         except KeyError:
             raise HostError(f"no initiator named {host} in this lab") from None
 
-    def _run_host(self, point: str, initiator: Initiator, jobs: list[JobSpec], started: StartSignal | None = None) -> HostOutcome:
+    def _run_host(self, point: str, initiator: Initiator, jobs: list[JobSpec], control: LoadControl | None = None) -> HostOutcome:
         local_dir = self.run.path("points", point, initiator.name, "job.fio").parent
         work = str(local_dir) if initiator.is_local else f"{REMOTE_ROOT}/{self.run.run_id}/{point}/{initiator.name}"
         text = jobfile.render(jobs, f"{work}/logs")
@@ -110,8 +111,10 @@ class FioEngine:
         watchers = []
         if watch:
             watchers.append(threading.Thread(target=self._watch, args=(local_dir / "out.json", stop), daemon=True))
-        if started is not None:
-            watchers.append(threading.Thread(target=_signal_start, args=(initiator, job_path, started, stop), daemon=True))
+        if control is not None:
+            ramp_s = max(j.workload.ramp_s for j in jobs)
+            steer = _Steer(initiator, job_path, f"{work}/out.json", ramp_s, control, stop)
+            watchers.append(threading.Thread(target=steer.run, daemon=True))
         for watcher in watchers:
             watcher.start()
         try:
@@ -199,14 +202,69 @@ class FioEngine:
         )
 
 
-def _signal_start(initiator: Initiator, job_path: str, started: StartSignal, stop: threading.Event) -> None:
-    """Set `started` when the fio process for this job file shows up on the host."""
-    while not stop.is_set() and not started.wait(0):
-        if initiator.run_unchecked("pgrep -f %s >/dev/null", f"^fio .*{re.escape(job_path)}").rc == 0:
-            started.set()
-            return
-        stop.wait(0.2)
-    started.set()  # fio already finished (or never ran): whatever waits must not hang
+class _Steer:
+    """The LoadControl's engine side for one host's fio: report the measurement start, stop on request.
+
+    fio prints a status report (in its output format, to its output file) on
+    SIGUSR1. A report taken after the ramp gives the measured phase's start
+    exactly: its timestamp_ms minus the jobs' job_runtime (which fio resets
+    when the ramp ends; `elapsed`, whole seconds since the job began, tells
+    the reports after the ramp). Asked to stop, fio gets SIGINT: it ends its
+    jobs and writes its results and logs as at a normal end.
+    """
+
+    def __init__(self, initiator: Initiator, job_path: str, output_path: str, ramp_s: float, control: LoadControl,
+                 done: threading.Event) -> None:
+        self.initiator = initiator
+        self.pattern = f"^fio .*{re.escape(job_path)}"
+        self.output_path = output_path
+        self.first_elapsed_s = math.ceil(ramp_s) + 1
+        self.control = control
+        self.done = done
+
+    def run(self) -> None:
+        try:
+            while not self.done.is_set() and self.control.wait_measuring(0) is None:
+                self._signal("USR1")  # the oldest process is fio's main one; its job processes stay untouched
+                if self.done.wait(1.0):
+                    break
+                since_ms = measurement_start_ms(self._report_lines(), self.first_elapsed_s)
+                if since_ms is not None:
+                    self.control.measuring(since_ms)
+            while not self.done.is_set():
+                if self.control.wait_stop(0.2):
+                    self._signal("INT")
+                    return
+        finally:
+            self.control.measuring()  # fio ended (or never ran): whatever waits must not hang
+
+    def _signal(self, name: str) -> None:
+        self.initiator.run_unchecked(f"pkill -{name} -o -f %s", self.pattern)
+
+    def _report_lines(self) -> str:
+        return self.initiator.run_unchecked("grep -E %s %s", '"(timestamp_ms|elapsed|job_runtime)"', self.output_path).stdout
+
+
+_REPORT_KEY = re.compile(r'"(timestamp_ms|elapsed|job_runtime)"\s*:\s*(\d+)')
+
+
+def measurement_start_ms(report_lines: str, first_elapsed_s: int) -> int | None:
+    """The measured phase's start from fio status reports (each: timestamp_ms, then per job `elapsed`
+    and `job_runtime`), from the first report whose jobs are all past the ramp; None before there
+    is one. The latest job start counts: events must not fire before every job measures."""
+    reports: list[tuple[int, list[tuple[int, int]]]] = []
+    elapsed_s = 0
+    for key, text in _REPORT_KEY.findall(report_lines):
+        if key == "timestamp_ms":
+            reports.append((int(text), []))
+        elif key == "elapsed":
+            elapsed_s = int(text)
+        elif reports:
+            reports[-1][1].append((elapsed_s, int(text)))
+    for timestamp_ms, jobs in reports:
+        if jobs and all(elapsed >= first_elapsed_s and runtime_ms > 0 for elapsed, runtime_ms in jobs):
+            return max(timestamp_ms - runtime_ms for _, runtime_ms in jobs)
+    return None
 
 
 def series_csv(series: Series, start_ms: int) -> str:

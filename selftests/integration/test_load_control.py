@@ -1,0 +1,50 @@
+"""LoadControl on a real fio run: the engine reports the measured phase's start and ends the load on request.
+
+Ground truth is fio's own result: its measurement start is timestamp_ms minus
+job_runtime (ramp excluded); a stopped run still returns its results and
+per-second logs, IOPS at the volume's exact cap.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from iogate.arrays.local import LocalArray
+from iogate.engines.base import LoadControl
+from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
+from iogate.events import Event, EventSchedule
+from iogate.lab import Lab, QoS
+from iogate.metrics.types import Dir
+from iogate.run import Run
+from selftests.conftest import block_target
+
+pytestmark = pytest.mark.integration
+
+CAP = QoS(read_iops=1000)
+RAMP_S, CAP_S, AT_S, TAIL_S = 2.0, 120.0, 2.0, 2.0
+
+
+def test_events_anchor_on_the_measured_phase_and_the_load_ends_after_the_tail(local_lab: Lab, local_run: Run,
+                                                                             local_array: LocalArray) -> None:
+    volume, connection, engine = block_target(local_lab, local_run, local_array, "control", 64 << 20, CAP)
+    workload = WorkloadSpec("read-qd4", read_pct=100, random_pct=100, bs="4k", iodepth=4, runtime_s=CAP_S, ramp_s=RAMP_S)
+    schedule = EventSchedule(local_array, [Event("degrade", at_s=AT_S, volume=volume, qos=CAP)], ramp_s=RAMP_S,
+                             driver_name="local", stop_after_s=TAIL_S)
+    control = LoadControl()
+    began = time.monotonic()
+    result, timeline = schedule.run_beside(lambda: engine.run_plan(RunPlan("control", (JobSpec("load", workload, connection),)),
+                                                                   control), control)
+    wall_s = time.monotonic() - began
+
+    assert control.measuring_since_ms is not None
+    assert abs(control.measuring_since_ms - result.start_ms) <= 300, "the anchor is fio's measurement start, ramp excluded"
+    event = timeline.records[0]
+    assert event.start_ms >= result.start_ms + AT_S * 1000 - 50
+    assert wall_s < CAP_S / 4, f"the load ran {wall_s:.0f} s: it was not stopped after the tail"
+    measured_s = (result.end_ms - result.start_ms) / 1000
+    assert AT_S + TAIL_S <= measured_s <= AT_S + TAIL_S + 6
+    read = result.total(Dir.READ)
+    assert read.iops == pytest.approx(1000, rel=0.1), "a stopped fio still reports its whole measured phase"
+    assert len([s for s in result.series.samples if s.dir is Dir.READ]) >= AT_S + TAIL_S - 1
