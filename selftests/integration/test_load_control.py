@@ -48,3 +48,39 @@ def test_events_anchor_on_the_measured_phase_and_the_load_ends_after_the_tail(lo
     read = result.total(Dir.READ)
     assert read.iops == pytest.approx(1000, rel=0.1), "a stopped fio still reports its whole measured phase"
     assert len([s for s in result.series.samples if s.dir is Dir.READ]) >= AT_S + TAIL_S - 1
+
+
+def test_fio_is_signalled_only_once_it_catches_the_signal(local_lab: Lab, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """On a slow host fio sets up for seconds; an uncaught SIGUSR1 would kill it without a result.
+    Stand-ins named like fio (argv[0] "fio <job file>"): one ignores nothing, one traps SIGUSR1."""
+    import subprocess
+    import threading
+
+    from iogate.engines.fio.runner import _Steer
+    from iogate.hosts.initiator import Initiator
+
+    job = tmp_path / "job.fio"
+    marker = tmp_path / "got-usr1"
+    steer = _Steer(Initiator.from_config(local_lab.hosts[0]), str(job), str(tmp_path / "out.json"), 0, LoadControl(),
+                   threading.Event())
+
+    def fio_named(script: str) -> subprocess.Popen[bytes]:
+        process = subprocess.Popen(["bash", "-c", f"exec -a 'fio {job}' bash -c '{script}'"])
+        deadline = time.monotonic() + 5
+        while subprocess.run(["pgrep", "-f", f"^fio {job}"], capture_output=True).returncode != 0:
+            assert time.monotonic() < deadline, "stand-in did not start"
+            time.sleep(0.05)
+        return process
+
+    for script, catches in (("while :; do sleep 0.1; done", False),
+                            (f"trap \"touch {marker}\" USR1; while :; do sleep 0.1; done", True)):
+        process = fio_named(script)
+        try:
+            time.sleep(0.2)
+            assert steer._signal(10) is catches
+            time.sleep(0.5)
+            assert process.poll() is None, "the stand-in was killed by a signal it does not catch"
+            assert marker.exists() is catches
+        finally:
+            process.kill()
+            process.wait()

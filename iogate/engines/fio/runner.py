@@ -225,7 +225,7 @@ class _Steer:
     def run(self) -> None:
         try:
             while not self.done.is_set() and self.control.wait_measuring(0) is None:
-                self._signal("USR1")  # the oldest process is fio's main one; its job processes stay untouched
+                self._signal(_SIGUSR1)
                 if self.done.wait(1.0):
                     break
                 since_ms = measurement_start_ms(self._report_lines(), self.first_elapsed_s)
@@ -233,18 +233,28 @@ class _Steer:
                     self.control.measuring(since_ms)
             while not self.done.is_set():
                 if self.control.wait_stop(0.2):
-                    self._signal("INT")
+                    while not self._signal(_SIGINT) and not self.done.wait(0.5):
+                        pass
                     return
         finally:
             self.control.measuring()  # fio ended (or never ran): whatever waits must not hang
 
-    def _signal(self, name: str) -> None:
-        self.initiator.run_unchecked(f"pkill -{name} -o -f %s", self.pattern)
+    def _signal(self, number: int) -> bool:
+        """Signal fio's main process (the oldest; its job processes stay untouched), only once it
+        catches that signal: a slow host runs fio's set-up for seconds, and an uncaught SIGUSR1 or
+        SIGINT would kill it without a result. True when sent."""
+        script = (
+            'pid=$(pgrep -o -f "$1") || exit 3; '
+            "mask=$(awk '/^SigCgt:/ {print $2}' /proc/$pid/status) || exit 3; "
+            '[ $(( (0x$mask >> ($2 - 1)) & 1 )) -eq 1 ] || exit 4; kill -$2 $pid'
+        )
+        return self.initiator.run_unchecked("sh -c %s iogate-signal %s %s", script, self.pattern, str(number)).rc == 0
 
     def _report_lines(self) -> str:
         return self.initiator.run_unchecked("grep -E %s %s", '"(timestamp_ms|elapsed|job_runtime)"', self.output_path).stdout
 
 
+_SIGINT, _SIGUSR1 = 2, 10  # Linux numbers, as /proc/PID/status SigCgt counts them
 _REPORT_KEY = re.compile(r'"(timestamp_ms|elapsed|job_runtime)"\s*:\s*(\d+)')
 
 
