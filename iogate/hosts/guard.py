@@ -8,6 +8,7 @@ device name. Anything else is refused before fio starts.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from iogate.errors import GuardRefused
@@ -65,3 +66,12 @@ class Guard:
         if len(found) != 2 or found[0] != export or not found[1].startswith("nfs"):
             mounted = " ".join(found) or "nothing"
             raise GuardRefused(f"refusing {filename} on host {initiator.name}: not in an NFS mount of {export} (mounted there: {mounted})")
+
+
+def distinct(connections: Iterable[Connection]) -> list[Connection]:
+    """Each connection once: 32 VMs on regions of one datastore are one device to verify, not 32
+    (each check costs SSH round trips, seconds apiece on a slow host)."""
+    seen: dict[tuple[str, str, str, str | None], Connection] = {}
+    for connection in connections:
+        seen.setdefault((connection.host, connection.protocol, connection.filename, connection.device), connection)
+    return list(seen.values())

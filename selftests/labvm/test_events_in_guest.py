@@ -2,7 +2,9 @@
 
 The same path the acceptance tests take: FioEngine (guard-checked, over SSH) runs
 the load, the EventSchedule runs LVM thin snapshots and the md RAID1 resync
-beside it, anchored on the moment fio really started in the guest.
+beside it in phases, anchored on fio's measurement start in the guest (from its
+status reports), and ends the load one phase after the last action (SIGINT,
+results kept) long before the runtime cap.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import pytest
 from iogate import registry
 from iogate.arrays.base import Volume
 from iogate.arrays.linux_target import LinuxTarget
-from iogate.engines.base import StartSignal
+from iogate.engines.base import LoadControl
 from iogate.engines.fio.runner import FioEngine
 from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
 from iogate.events import Event, EventSchedule
@@ -26,7 +28,8 @@ from iogate.run import Run
 
 pytestmark = pytest.mark.labvm
 
-RUNTIME_S = 24
+PHASE_S = 5.0
+CAP_S = 300.0  # the runtime cap; the schedule ends the load long before
 
 
 @pytest.fixture
@@ -43,27 +46,34 @@ def target(labvm_lab: Lab, labvm_run: Run, array: LinuxTarget, guest: Initiator)
 
 
 def run_with(array: LinuxTarget, engine: FioEngine, connection: Connection, events: list[Event]):  # type: ignore[no-untyped-def]
-    workload = WorkloadSpec("load", read_pct=50, bs="64k", iodepth=4, runtime_s=RUNTIME_S, size="64m")
-    schedule = EventSchedule(array, events, driver_name="linux_target")
-    started = StartSignal()
-    return schedule.run_beside(lambda: engine.run_plan(RunPlan("events", (JobSpec("load", workload, connection),)), started), started)
+    workload = WorkloadSpec("load", read_pct=50, bs="64k", iodepth=4, runtime_s=CAP_S, ramp_s=1, size="64m", until_stopped=True)
+    schedule = EventSchedule(array, events, driver_name="linux_target", stop_after_s=PHASE_S)
+    control = LoadControl()
+    result, timeline = schedule.run_beside(
+        lambda: engine.run_plan(RunPlan("events", (JobSpec("load", workload, connection),)), control), control)
+    last_end_ms = max(r.end_ms for r in timeline.records)
+    assert result.end_ms - last_end_ms < (PHASE_S + 30) * 1000, "the load was not ended one phase after the last action"
+    assert (result.end_ms - result.start_ms) / 1000 < CAP_S / 2
+    return result, timeline
 
 
 def test_snapshot_create_and_delete_inside_the_measured_run(target, array: LinuxTarget) -> None:  # type: ignore[no-untyped-def]
     volume, connection, engine = target
+    create = Event("snapshot_create", at_s=PHASE_S, volume=volume, name="s1")
     result, timeline = run_with(array, engine, connection, [
-        Event("snapshot_create", at_s=RUNTIME_S / 3, volume=volume, name="s1"),
-        Event("snapshot_delete", at_s=2 * RUNTIME_S / 3, volume=volume, name="s1"),
+        create, Event("snapshot_delete", at_s=PHASE_S, volume=volume, name="s1", after=create.label),
     ])
     assert [r.action for r in timeline.records] == ["snapshot_create", "snapshot_delete"]
     for record in timeline.records:
         assert result.start_ms <= record.start_ms <= record.end_ms <= result.end_ms, (record, result.start_ms, result.end_ms)
+    assert timeline.records[0].start_ms - result.start_ms >= PHASE_S * 1000 - 100, "events anchor on the measurement start"
+    assert timeline.records[1].start_ms - timeline.records[0].end_ms >= PHASE_S * 1000 - 100
     assert result.errors == 0 and result.total("write").ios > 0
 
 
 def test_mirror_resync_inside_the_measured_run(target, array: LinuxTarget) -> None:  # type: ignore[no-untyped-def]
     volume, connection, engine = target
-    result, timeline = run_with(array, engine, connection, [Event("mirror_attach", at_s=RUNTIME_S / 4, volume=volume)])
+    result, timeline = run_with(array, engine, connection, [Event("mirror_attach", at_s=PHASE_S, volume=volume)])
     (attach,) = timeline.records
     assert result.start_ms <= attach.start_ms <= result.end_ms
     assert attach.evidence["resync_s"] > 0

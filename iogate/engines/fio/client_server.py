@@ -37,7 +37,7 @@ from iogate.engines.base import LoadControl
 from iogate.engines.fio import jobfile, parse
 from iogate.engines.workload import JobSpec, RunPlan
 from iogate.errors import EngineError, HostError
-from iogate.hosts.guard import Guard
+from iogate.hosts.guard import Guard, distinct
 from iogate.hosts.initiator import Initiator
 from iogate.hosts.preflight import fio_server_address
 from iogate.metrics.histogram import Histogram
@@ -244,7 +244,7 @@ class ClientServerEngine:
                 raise HostError(f"hosts {host_by_client[client]} and {host} share fio server {client}: results could not be told apart")
             host_by_client[client] = host
         client_by_host = {host: client for client, host in host_by_client.items()}
-        _parallel([(initiators[j.target.host], j.target) for j in plan.jobs], lambda pair: self.guard.check(*pair))
+        _parallel([(initiators[t.host], t) for t in distinct(j.target for j in plan.jobs)], lambda pair: self.guard.check(*pair))
 
         point_dir = self.current_run.path("points", point, "client.json").parent
         argv = ["fio", "--output-format=json+"]
