@@ -10,6 +10,8 @@ compression on): every volume is copied through a VDO device, the way a
 post-process dedupe job reads the pool, and VDO's block counts give the savings.
 Mirror = the volume is an md RAID1 with one leg; mirror_attach adds the second
 leg and waits for the resync, which runs under whatever load is on the volume.
+Replicate = an initial sync: the live volume read through its exported device
+into a replica LV.
 
 Everything is written to configfs directly (targetcli needs dbus) and journalled
 as a remote resource with an idempotent undo script.
@@ -79,6 +81,7 @@ class _Owned:
     kind: ExportKind
     entry: Entry
     legs: list[str] = field(default_factory=list)
+    replica: Entry | None = None  # the replica LV's journal entry, once replicate ran
 
 
 def _lv_name(text: str) -> str:
@@ -91,7 +94,7 @@ class LinuxTarget:
     Options: ClassVar[type[BaseModel]] = LinuxTargetOptions
     serves_all_protocols: ClassVar[bool] = False  # a volume is exported over one protocol
     capabilities: ClassVar[frozenset[Capability]] = frozenset(
-        {Capability.SNAPSHOT, Capability.RESTORE, Capability.DEDUPE, Capability.COMPRESSION, Capability.MIRROR}
+        {Capability.SNAPSHOT, Capability.RESTORE, Capability.REPLICATE, Capability.DEDUPE, Capability.COMPRESSION, Capability.MIRROR}
     )
 
     def __init__(self, lab: Lab, run: Run) -> None:
@@ -99,7 +102,7 @@ class LinuxTarget:
         self.run = run
         self.options = LinuxTargetOptions.model_validate(lab.array.options)
         # What this instance can do depends on its options (the class lists the most it can).
-        caps = {Capability.SNAPSHOT, Capability.RESTORE}
+        caps = {Capability.SNAPSHOT, Capability.RESTORE, Capability.REPLICATE}
         if self.options.vdo:
             caps |= {Capability.DEDUPE, Capability.COMPRESSION}
         if self.options.mirror:
@@ -332,7 +335,19 @@ class LinuxTarget:
         }
 
     def replicate(self, volume: Volume) -> dict[str, Any]:
-        raise Unsupported(f"array driver linux_target does not support {Capability.REPLICATE.value} (use mirror_attach)")
+        """Initial sync of a replica: the whole live volume read through its exported device and
+        written to a replica LV (created once per volume, journalled; each call syncs it again)."""
+        owned = self._owned(volume)
+        replica = f"{owned.lv}_rep"
+        if owned.replica is None:
+            owned.replica = self._intend(f"replica of volume {volume.name} (LV {self.vg}/{replica})",
+                                         f"lvremove -q -y {self.vg}/{replica} >/dev/null 2>&1; true")
+            self._own.append(owned.replica)
+            self.sh(f"lvcreate -q -y -V $(blockdev --getsize64 {owned.device})b -T {self.vg}/thinpool -n {replica} >/dev/null")
+            self.run.ledger.created(owned.replica)
+        started = time.monotonic()
+        self.sh(f"dd if={owned.device} of=/dev/{self.vg}/{replica} bs=1M iflag=direct oflag=direct status=none")
+        return {"replica": f"{self.vg}/{replica}", "bytes": volume.size_bytes, "duration_s": round(time.monotonic() - started, 3)}
 
     def mirror_attach(self, volume: Volume, timeout_s: float = 1800) -> dict[str, Any]:
         """Add the second RAID1 leg and wait for the resync to finish; returns evidence."""

@@ -90,3 +90,14 @@ def test_mirror_attach_resyncs_under_load(connected: tuple[Volume, Connection], 
     assert evidence["resync_s"] > 0
     array.mirror_detach(volume)
     assert array.mirror_state(volume)["degraded"] == "1"
+
+
+def test_replica_initial_sync_copies_the_live_volume(connected: tuple[Volume, Connection], array: LinuxTarget,
+                                                     guest: Initiator) -> None:
+    volume, connection = connected
+    guest.run("head -c 8388608 /dev/urandom > /tmp/rep && dd if=/tmp/rep of=%s bs=1M oflag=direct status=none", connection.filename)
+    first = array.replicate(volume)
+    assert array.target.run("cmp -n 8388608 /tmp/rep %s && echo same", f"/dev/{first['replica']}").stdout.strip() == "same"
+    with Load(guest, connection, runtime_s=10):
+        again = array.replicate(volume)  # a resync of the same replica, read from the volume under load
+    assert again["replica"] == first["replica"] and again["bytes"] == volume.size_bytes and again["duration_s"] > 0
