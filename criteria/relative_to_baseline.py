@@ -29,6 +29,13 @@ class Params(CriterionParams):
     metric: str = "iops"
 
 
+_RULE = {  # the accepted range, as a reader says it
+    "within": lambda x: f"each within {100 - x:g}..{100 + x:g}",
+    "not_below": lambda x: f"each >= {100 - x:g}",
+    "not_above": lambda x: f"each <= {100 + x:g}",
+}
+
+
 def _deviation(relative: float, mode: str) -> float:
     if mode == "within":
         return abs(relative - 100.0)
@@ -54,7 +61,7 @@ def evaluate(values: Mapping[str, float], baseline: str, *, tolerance_pct: float
     others = [r for r in rows if r["name"] != baseline] or rows
     worst = max(others, key=lambda r: r["deviation"])
     failing = [r["name"] for r in rows if not r["passed"]]
-    detail = ", ".join(f"{r['name']} = {r['relative']:.1f}" for r in rows) + f" ({metric}, {baseline} = 100, {mode} {tolerance_pct:g} %)"
+    detail = ", ".join(f"{r['name']} = {r['relative']:.1f}" for r in rows) + f" ({metric}, {baseline} = 100, {_RULE[mode](tolerance_pct)})"
     if failing:
         detail += f"; out of bounds: {', '.join(failing)}"
     return Verdict(NAME, not failing, worst["deviation"], tolerance_pct, "% points", window, evidence=tuple(rows), detail=detail)

@@ -15,7 +15,7 @@ def test_within_5pct_of_the_baseline_passes_for_close_protocols() -> None:
     assert verdict.passed and verdict.measured == pytest.approx(3.0) and verdict.unit == "% points"
     rows = {row["name"]: row["relative"] for row in verdict.evidence}
     assert rows == pytest.approx({"FC-4G": 100.0, "iSCSI": 97.0, "NFS": 103.0})
-    assert "FC-4G = 100" in verdict.detail
+    assert "FC-4G = 100" in verdict.detail and "each within 95..105" in verdict.detail
 
 
 def test_a_protocol_outside_the_tolerance_fails_and_is_named() -> None:
@@ -27,7 +27,8 @@ def test_a_protocol_outside_the_tolerance_fails_and_is_named() -> None:
 def test_one_sided_modes() -> None:
     # Higher is better (IOPS): +3 % is fine, -3 % is fine at 5 %, -20 % is not.
     assert not relative_to_baseline.evaluate(PROTOCOLS, "FC-4G", tolerance_pct=5, mode="not_below").passed
-    assert relative_to_baseline.evaluate({"base": 100.0, "new": 130.0}, "base", tolerance_pct=5, mode="not_below").passed
+    higher = relative_to_baseline.evaluate({"base": 100.0, "new": 130.0}, "base", tolerance_pct=5, mode="not_below")
+    assert higher.passed and "each >= 95" in higher.detail
     # Lower is better (latency): 130 % of the baseline fails at 25 %.
     latency = {"base": 1.0, "new": 1.3}
     assert not relative_to_baseline.evaluate(latency, "base", tolerance_pct=25, mode="not_above", metric="p99_ms").passed
