@@ -120,6 +120,32 @@ def test_cluster_percentiles_from_merged_bins_match_raw_latency_logs(cluster: Cl
     assert result.percentile_ns(Dir.READ, 99.0) == pytest.approx(_raw_percentile(raw, 99.0), rel=0.01)
 
 
+def test_a_stop_request_ends_every_host_early_and_keeps_their_results(cluster: Cluster) -> None:
+    """LoadControl on the cluster engine: a long run (cap 120 s) stopped after ~3 s still returns
+    every host's results and per-second series (SIGINT to the client stops the servers' jobs)."""
+    from iogate.engines.base import LoadControl
+
+    control = LoadControl()
+    workload = WorkloadSpec("stopped", read_pct=100, random_pct=100, bs="4k", iodepth=2, runtime_s=120, ramp_s=1,
+                            until_stopped=True)
+
+    def stop_soon() -> None:
+        assert control.wait_measuring(30) is not None
+        time.sleep(3)
+        control.request_stop()
+
+    stopper = threading.Thread(target=stop_soon)
+    stopper.start()
+    began = time.monotonic()
+    result = cluster.engine.run_cluster(cluster.plan("stopped", workload), control)
+    stopper.join()
+    assert time.monotonic() - began < 40, "the run was not stopped"
+    assert sorted(result.hosts) == ["h1", "h2", "h3"]
+    for host in result.hosts.values():
+        assert host.total(Dir.READ).ios > 0 and host.series.samples
+        assert 1000 <= host.end_ms - host.start_ms <= 15000
+
+
 def test_guard_refuses_a_device_this_run_did_not_provision(cluster: Cluster) -> None:
     # The real device of h2's volume, but presented as a volume this run never provisioned.
     volume = Volume(name="stranger", size_bytes=64 << 20, identity=DeviceIdentity(backing_file="/var/tmp/not-ours.img"))

@@ -259,11 +259,8 @@ class ClientServerEngine:
         started_ms = int(time.time() * 1000)
         entry = self.current_run.ledger.intend("process", name="fio client", marker=str(point_dir), hosts=sorted(by_host))
         try:
-            if control is not None:
-                # The servers start their jobs as soon as the client hands them over (hosts on a LAN:
-                # no TCG-slow start to measure, unlike FioEngine's status reports).
-                control.measuring(started_ms + int(max(j.workload.ramp_s for j in plan.jobs) * 1000))
-            output = self._drive(argv, point_dir, host_by_client, initiators, plan.duration_s + self.grace_s, control)
+            output = self._drive(argv, point_dir, host_by_client, initiators, plan.duration_s + self.grace_s,
+                                 control and _ClusterSteer(initiators, max(j.workload.ramp_s for j in plan.jobs), control))
         finally:
             release(self.current_run.ledger, [entry])
         ended_ms = int(time.time() * 1000)
@@ -318,8 +315,8 @@ class ClientServerEngine:
 
     # -- running the client ----------------------------------------------------------------
     def _drive(self, argv: list[str], point_dir: Path, host_by_client: Mapping[str, str],
-               initiators: Mapping[str, Initiator], limit_s: float, control: LoadControl | None = None) -> str:
-        """Run the client to its end (or, asked by `control`, end it early keeping the results),
+               initiators: Mapping[str, Initiator], limit_s: float, steer: _ClusterSteer | None = None) -> str:
+        """Run the client to its end (or, asked through `steer`, end it early keeping the results),
         or stop everything when a host fails; returns its stdout."""
         watch = _Watch(host_by_client)
         proc = subprocess.Popen(argv, cwd=point_dir, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -330,19 +327,17 @@ class ClientServerEngine:
             threading.Thread(target=_pump, args=(proc.stderr, point_dir / "client.err", watch, True), daemon=True),
             threading.Thread(target=self._watchdog, args=(initiators, watch), daemon=True),
         ]
+        if steer is not None:
+            pumps.append(threading.Thread(target=steer.run, args=(watch.stop,), daemon=True))
         for thread in pumps:
             thread.start()
         deadline = time.monotonic() + limit_s
         timed_out = False
         try:
-            asked_to_stop = False
             while proc.poll() is None and not watch.failures:
                 if time.monotonic() > deadline:
                     timed_out = True
                     break
-                if control is not None and control.stop_requested and not asked_to_stop:
-                    proc.send_signal(signal.SIGINT)  # the client stops every server's jobs; their results still come back
-                    asked_to_stop = True
                 time.sleep(0.1)
         finally:
             watch.stop.set()
@@ -386,6 +381,35 @@ class ClientServerEngine:
             _parallel(list(initiators), probe)
 
 
+class _ClusterSteer:
+    """The LoadControl's engine side for a cluster run.
+
+    fio's client gets no status reports from its servers, so the measured phase
+    is taken to begin one ramp after every host runs its job processes (their
+    set-up on a LAN host is short; the RunResult's start, from each host's
+    job_runtime, stays exact). Asked to stop, each host's job processes get
+    SIGINT: they end as at their runtime and the servers still send results and
+    logs (SIGINT to the client instead would drop them).
+    """
+
+    def __init__(self, initiators: Mapping[str, Initiator], ramp_s: float, control: LoadControl) -> None:
+        self.servers = [(initiator, fio_server_address(initiator.config)) for initiator in initiators.values()]
+        self.ramp_ms = int(ramp_s * 1000)
+        self.control = control
+
+    def run(self, done: threading.Event) -> None:
+        try:
+            while not done.is_set() and not all(server_job_pids(i, a) for i, a in self.servers):
+                done.wait(0.2)
+            self.control.measuring(int(time.time() * 1000) + self.ramp_ms)
+            while not done.is_set():
+                if self.control.wait_stop(0.2):
+                    _parallel(self.servers, lambda pair: interrupt_server_jobs(*pair))
+                    return
+        finally:
+            self.control.measuring()
+
+
 def _host_logs(log_dir: Path, client: str) -> dict[str, str]:
     """Rename <name>.log.<client> (as the client writes them) to <name>.log; return {name: text}."""
     suffix = f".{client}"
@@ -394,25 +418,38 @@ def _host_logs(log_dir: Path, client: str) -> dict[str, str]:
     return {path.name: path.read_text() for path in sorted(log_dir.glob("*.log"))}
 
 
-def stop_server_jobs(initiator: Initiator, address: str, timeout_s: float = 10.0) -> list[int]:
-    """Kill the job processes a host's fio server still runs, leaving the listening server.
+def server_job_pids(initiator: Initiator, address: str) -> list[int]:
+    """The job processes a host's fio server runs now (the listening server excluded).
 
     Job processes are the server's descendants (same command line); the
     listener is the match whose parent is not a match. On a machine where
     several servers run (the netns lab shares one process table), only those
     whose command line carries this host's address count.
     """
+    listing = initiator.run_unchecked("ps -eo pid=,ppid=,args=").stdout
+    rows = []
+    for line in listing.splitlines():
+        parts = line.split(None, 2)
+        if len(parts) == 3 and parts[2].startswith("fio ") and "--server" in parts[2]:
+            rows.append((int(parts[0]), int(parts[1]), parts[2]))
+    own = [r for r in rows if address in r[2]] or rows
+    pids = {r[0] for r in own}
+    return [pid for pid, ppid, _ in own if ppid in pids]
+
+
+def interrupt_server_jobs(initiator: Initiator, address: str) -> list[int]:
+    """End a host's running jobs gracefully (SIGINT): the server still sends their results and logs."""
+    jobs = server_job_pids(initiator, address)
+    if jobs:
+        initiator.run_unchecked(f"kill -INT {' '.join(map(str, jobs))}")
+    return jobs
+
+
+def stop_server_jobs(initiator: Initiator, address: str, timeout_s: float = 10.0) -> list[int]:
+    """Wait for a host's fio server jobs to end; kill them (-9) after timeout_s, leaving the listening server."""
     deadline = time.monotonic() + timeout_s
     while True:
-        listing = initiator.run_unchecked("ps -eo pid=,ppid=,args=").stdout
-        rows = []
-        for line in listing.splitlines():
-            parts = line.split(None, 2)
-            if len(parts) == 3 and parts[2].startswith("fio ") and "--server" in parts[2]:
-                rows.append((int(parts[0]), int(parts[1]), parts[2]))
-        own = [r for r in rows if address in r[2]] or rows
-        pids = {r[0] for r in own}
-        jobs = [pid for pid, ppid, _ in own if ppid in pids]
+        jobs = server_job_pids(initiator, address)
         if not jobs:
             return []
         if time.monotonic() > deadline:
