@@ -22,7 +22,7 @@ import json
 import allure
 import pytest
 
-from fixtures.events import attach_timeline, phased_runtime_s, scaled_iops, skip_without, verify_region
+from fixtures.events import attach_timeline, phase_s, phased_runtime_s, scaled_iops, skip_without, verify_region
 from iogate.arrays.base import Capability
 from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
 from iogate.events import Event
@@ -75,7 +75,7 @@ def tile_jobs(lab, connection, runtime_s: float, ramp_s: float) -> tuple[JobSpec
 def test_dedupe_during_load(datastore, lab, during_load, judge, profile, spec) -> None:  # type: ignore[no-untyped-def]
     connection = datastore
     # A baseline phase; the dedupe job (passes back to back, at least one, for a phase); a recovery phase.
-    phase = max(profile.tile_runtime_s / 2, 5.0)
+    phase = phase_s(profile, parts=2, min_s=5.0)
     runtime_s = phased_runtime_s(phase, profile)
     jobs = tile_jobs(lab, connection, runtime_s, profile.ramp_s)
     targets = {job.name: job.target_iops for job in jobs if job.target_iops}

@@ -23,7 +23,7 @@ from __future__ import annotations
 import allure
 import pytest
 
-from fixtures.events import attach_timeline, phased_runtime_s, scaled_iops, verify_region
+from fixtures.events import attach_timeline, phase_s, phased_runtime_s, scaled_iops, verify_region
 from iogate.arrays.base import Capability
 from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
 from iogate.events import Event
@@ -43,10 +43,6 @@ def verify_job(lab, connection, runtime_s: float, ramp_s: float):  # type: ignor
     return verify_region(connection, offset=VERIFY_REGION[0], size=VERIFY_REGION[1], runtime_s=runtime_s, ramp_s=ramp_s,
                          iops=scaled_iops(lab, 200))
 
-
-def phase_s(profile) -> float:  # type: ignore[no-untyped-def]
-    """Baseline, steady and recovery phases: a third of the profile's tile time, at least 4 whole intervals."""
-    return max(profile.tile_runtime_s / 3, 4.0)
 
 
 def write_load(name: str, working_set: str, runtime_s: float, ramp_s: float) -> WorkloadSpec:

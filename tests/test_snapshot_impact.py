@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import allure
 import pytest
 
-from fixtures.events import attach_timeline, phased_runtime_s, scaled_iops, skip_without, verify_region
+from fixtures.events import attach_timeline, phase_s, phased_runtime_s, scaled_iops, skip_without, verify_region
 from iogate.arrays.base import Capability
 from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
 from iogate.events import Event
@@ -68,7 +68,7 @@ def snapshot_volume(lab, array, volume_factory, connect, engine):  # type: ignor
 def test_snapshot_impact(case: Case, snapshot_volume, lab, during_load, judge, profile, spec) -> None:  # type: ignore[no-untyped-def]
     volume, connection = snapshot_volume
     # Three phases of at least 4 s: one-second IOPS of an unthrottled load swing, a window must average them.
-    phase = max(profile.tile_runtime_s / 3, 4.0)
+    phase = phase_s(profile)
     runtime_s = phased_runtime_s(phase, profile)
     load = WorkloadSpec(f"snap-{case.name}", read_pct=case.read_pct, random_pct=100, bs="4k", iodepth=8, size=case.size,
                         runtime_s=runtime_s, ramp_s=profile.ramp_s, until_stopped=True)
