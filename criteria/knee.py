@@ -49,6 +49,10 @@ Outcomes, stated in the verdict's detail with the curve's latency growth
   point from saturation already there (no interior point to bend). FAIL; with
   no significant rise the outcome is "not saturated" as above.
 - one point (or none) shows neither saturation nor its absence: FAIL.
+A spec may accept "not_saturated" (without a bound) and
+"saturated_from_first_point" (first point's IOPS >= min_knee_iops) as passes
+with `accept: [...]`, saying why in its description; the detail still states
+the outcome. Nothing is accepted by default.
 """
 
 from __future__ import annotations
@@ -74,6 +78,8 @@ class Params(CriterionParams):
     min_knee_iops: float | None = None
     min_rise_pct: float = Field(50.0, gt=0)  # defaults justified in the module docstring
     min_rise_latency: LatencyNs = 50_000.0  # ns; YAML: 50us
+    # Outcomes a spec deliberately accepts as a pass (stated in the detail all the same); none by default.
+    accept: tuple[Literal["not_saturated", "saturated_from_first_point"], ...] = ()
 
     @field_validator("stat")
     @classmethod
@@ -131,7 +137,8 @@ def _growth(ys: Sequence[float]) -> str:
 
 
 def evaluate(points: Sequence[SweepPoint], *, method: str = "chord", stat: str = "mean", slope_factor: float = 3.0,
-             min_knee_iops: float | None = None, min_rise_pct: float = 50.0, min_rise_latency: float = 50_000.0) -> Verdict:
+             min_knee_iops: float | None = None, min_rise_pct: float = 50.0, min_rise_latency: float = 50_000.0,
+             accept: Sequence[str] = ()) -> Verdict:
     window = f"sweep of {len(points)} points"
     bound = min_knee_iops if min_knee_iops is not None else 0.0
     if method not in ("chord", "slope"):
@@ -159,10 +166,13 @@ def evaluate(points: Sequence[SweepPoint], *, method: str = "chord", stat: str =
     rule = f"({method}; saturation = latency +{min_rise_pct:g} % and +{min_rise_latency / 1000:g} us)"
     if first_saturated is None:
         outcome, at = "not saturated within the sweep", max(range(len(xs)), key=lambda i: xs[i])
-        passed = min_knee_iops is not None and xs[at] >= min_knee_iops
+        reached = min_knee_iops is None or xs[at] >= min_knee_iops
+        passed = reached and (min_knee_iops is not None or "not_saturated" in accept)
         what = (f"not saturated within the sweep: no latency rise up to point {points[at].label} ({xs[at]:.6g} IOPS)"
                 + ("; the knee lies beyond it" if passed else
-                   "; no knee measured" + (f" and the sweep never reached {min_knee_iops:.6g} IOPS" if min_knee_iops else "")))
+                   "; no knee measured" + (f" and the sweep never reached {min_knee_iops:.6g} IOPS" if not reached else "")))
+        if passed and min_knee_iops is None:
+            what += " (outcome accepted by the spec)"
     else:
         # The shape's candidate counts only while still unsaturated and followed by saturation;
         # else the knee is the last point before the first saturated one.
@@ -178,9 +188,12 @@ def evaluate(points: Sequence[SweepPoint], *, method: str = "chord", stat: str =
             what = ("two points: latency rose significantly between them, which cannot tell a knee at the first point "
                     "from saturation already there; sweep at least 3 load points")
         else:
-            outcome, passed = "saturated from the first point", False
+            outcome = "saturated from the first point"
+            passed = "saturated_from_first_point" in accept and (min_knee_iops is None or xs[0] >= min_knee_iops)
             what = (f"saturated from the first point: latency already rose significantly at {points[1].label}, so "
-                    f"the knee lies at or below {points[0].label} ({xs[0]:.6g} IOPS): start the sweep at a lighter load")
+                    f"the knee lies at or below {points[0].label} ({xs[0]:.6g} IOPS)"
+                    + (" (outcome accepted by the spec)" if "saturated_from_first_point" in accept
+                       else ": start the sweep at a lighter load"))
     rows = tuple(
         {"point": p.label, "iops": x, "latency_ms": y / NS_PER_MS, "latency_growth": y / ys[0], "rise_us": (y - ys[0]) / 1000,
          score_key: scores[i] if i < len(scores) else None, "knee": outcome == "knee" and i == at}

@@ -152,3 +152,13 @@ def test_sweep_point_from_a_real_run() -> None:
     assert point.iops == pytest.approx(run.total_iops)
     assert 0 < point.latency_ns("p50") <= point.latency_ns("p99") <= point.latency_ns("p99.9")
     assert iops_at_latency.evaluate([point], max_latency_ns=50 * MS, min_iops=500).passed
+
+
+def test_a_spec_may_accept_a_stated_outcome_and_the_detail_still_says_it() -> None:
+    flat = curve((10_000, 100), (10_100, 200), (10_150, 400), (10_200, 800))
+    accepted = knee.evaluate(flat, min_knee_iops=5000, accept=("saturated_from_first_point",))
+    assert accepted.passed and "saturated from the first point" in accepted.detail and "accepted by the spec" in accepted.detail
+    assert not knee.evaluate(flat, min_knee_iops=20_000, accept=("saturated_from_first_point",)).passed  # floor still holds
+    gentle = curve((1000, 100), (2000, 101), (3000, 102))
+    assert knee.evaluate(gentle, accept=("not_saturated",)).passed
+    assert not knee.evaluate(gentle, accept=("saturated_from_first_point",)).passed  # each outcome only by name
