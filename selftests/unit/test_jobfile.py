@@ -94,3 +94,9 @@ def test_every_split_caps_each_direction_of_the_mix_and_keeps_the_total(total: i
     if 0 < read_pct < 100 and total >= 2:
         assert abs(int(reads_text) - total * read_pct / 100) <= 1  # the mix, to the nearest whole I/O
 
+
+
+def test_a_verifying_write_job_caps_its_verify_reads_too() -> None:
+    """fio 3.33 dies of SIGFPE when verify reads run under a write-only rate (",N")."""
+    assert options(read_pct=0, rate_iops=200, verify="crc32c")["rate_iops"] == "200,200"
+    assert options(read_pct=0, rate_iops=200)["rate_iops"] == ",200"

@@ -40,7 +40,8 @@ def _rw(workload: WorkloadSpec) -> dict[str, str]:
 def _rate(workload: WorkloadSpec) -> dict[str, str]:
     if not workload.rate_iops:
         return {}
-    return {"rate_iops": rate_split(workload.rate_iops, workload.read_pct), "rate_process": "poisson"}
+    split = rate_split(workload.rate_iops, workload.read_pct, verify_reads=bool(workload.verify))
+    return {"rate_iops": split, "rate_process": "poisson"}
 
 
 def _data_pattern(workload: WorkloadSpec) -> dict[str, str]:
