@@ -162,6 +162,25 @@ def parse_flatfile(path: Path) -> list[FlatPoint]:
     return points
 
 
+def parse_rows(text: str, path: Path = Path("flatfile.html")) -> list[FlatRow]:
+    """The complete rows of a flatfile vdbench is still writing (a run in progress): no
+    checks, a torn last line is left out. For live steering only; results use parse_flatfile."""
+    header: list[str] | None = None
+    rows = []
+    lines = text.split("\n")[:-1]  # the part after the last newline may be torn
+    for number, raw in enumerate(lines, start=1):
+        fields = raw.split()
+        if header is None:
+            header = fields if tuple(fields[:4]) == _LEAD else None
+            continue
+        if len(fields) == len(header):
+            try:
+                rows.append(_row(Line(path, number, raw), header, fields))
+            except EngineError:
+                continue
+    return rows
+
+
 def _row(line: Line, header: list[str], fields: list[str]) -> FlatRow:
     values: dict[str, float | None] = {}
     for name, text in zip(header[4:], fields[4:], strict=True):

@@ -1,0 +1,184 @@
+"""VdbenchEngine: run a plan's jobs with vdbench, parse its output directory into a RunResult.
+
+Same public interface as FioEngine (run_plan(plan, control)). Per plan: the
+guard admits every target by identity first; the ledger journals the output
+directory and the vdbench processes (every JVM, master and slaves, carries the
+parmfile path on its command line through VDBENCH_JVM_OPTS, the marker
+`iogate cleanup` kills by) before they exist. vdbench runs on the jobs' host
+(as fio does); a plan spanning hosts needs hd= definitions and is refused.
+
+LoadControl: the measured phase starts where vdbench's averaged window starts
+(see window.py and parmfile.py: after the ramp), read from the flatfile as
+vdbench writes it; a stop request writes `end_vdbench` to the run's monitor
+file, and vdbench ends after the current interval with full reports.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import math
+import shlex
+import tarfile
+import threading
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+
+from iogate.engines.base import LoadControl
+from iogate.engines.vdbench import health, parmfile
+from iogate.engines.vdbench.flatfile import parse_rows
+from iogate.engines.vdbench.locate import vdbench_home
+from iogate.engines.vdbench.outdir import parse_outdir, to_run_result
+from iogate.engines.workload import JobSpec, RunPlan
+from iogate.errors import EngineError, HostError
+from iogate.hosts.guard import Guard, distinct
+from iogate.hosts.initiator import Initiator
+from iogate.metrics.types import RunResult
+from iogate.resources import release
+from iogate.run import Run
+
+# JVM start, slave connect and report writing take ~5-10 s around the run itself.
+GRACE_S = 120
+REMOTE_ROOT = "/var/tmp/iogate-remote"
+RD_NAME = parmfile.RD_NAME
+
+
+class VdbenchEngine:
+    name = "vdbench"
+
+    def __init__(self, run: Run, initiators: Mapping[str, Initiator], guard: Guard, vdbench_home: str | None = None) -> None:
+        self.run = run
+        self.initiators = initiators
+        self.guard = guard
+        self.configured_home = vdbench_home
+        self._points = 0
+
+    def run_plan(self, plan: RunPlan, control: LoadControl | None = None) -> RunResult:
+        self._points += 1
+        point = f"{self._points:03d}-{plan.name}"
+        if len(plan.hosts) > 1:
+            raise parmfile.Unsupported(f"run point {plan.name} spans hosts {plan.hosts}: multi-host vdbench (hd=) is not built yet")
+        initiator = self._initiator(plan.hosts[0])
+        for target in distinct(job.target for job in plan.jobs):
+            self.guard.check(initiator, target)
+        try:
+            return self._run_host(plan, point, initiator, list(plan.jobs), control)
+        finally:
+            if control is not None:
+                control.measuring()  # vdbench ended (or never ran): whatever waits must not hang
+
+    def _initiator(self, host: str) -> Initiator:
+        try:
+            return self.initiators[host]
+        except KeyError:
+            raise HostError(f"no initiator named {host} in this lab") from None
+
+    def _run_host(self, plan: RunPlan, point: str, initiator: Initiator, jobs: list[JobSpec],
+                  control: LoadControl | None) -> RunResult:
+        local_dir = self.run.path("points", point, initiator.name, "parm.vdb").parent
+        work = str(local_dir) if initiator.is_local else f"{REMOTE_ROOT}/{self.run.run_id}/{point}/{initiator.name}"
+        parm, monitor, out = f"{work}/parm.vdb", f"{work}/monitor", f"{work}/out"
+        text = parmfile.render(jobs, monitor_file=monitor)
+        (local_dir / "parm.vdb").write_text(text)
+        home = vdbench_home(self.configured_home) if initiator.is_local else Path(self.configured_home or "/opt/vdbench")
+        initiator.run("mkdir -p %s", work)
+        if not initiator.is_local:
+            initiator.write_text(parm, text)
+        cgroups = {job.target.cgroup for job in jobs if job.target.cgroup}
+        if len(cgroups) > 1:
+            raise EngineError(f"host {initiator.name}: jobs of one vdbench run span cgroups {sorted(cgroups)}")
+        join = f"echo $$ > {shlex.quote(cgroups.pop())}/cgroup.procs && " if cgroups else ""
+        limit_s = int(plan.duration_s) + GRACE_S
+        verify = " -v" if any(j.workload.verify for j in jobs) else ""
+        command = (
+            f"cd {shlex.quote(work)} && : > monitor && {join}VDBENCH_JVM_OPTS={shlex.quote(f'-Diogate.parmfile={parm}')} "
+            f"exec timeout --kill-after=10 {limit_s} {shlex.quote(str(home / 'vdbench'))} -f {shlex.quote(parm)} "
+            f"-o {shlex.quote(out)}{verify} > console.txt 2>&1"
+        )
+        journal = [self.run.ledger.intend("process", name=f"vdbench on {initiator.name}", marker=parm, host=initiator.name)]
+        if initiator.is_local:
+            journal.append(self.run.ledger.intend("dir", path=out))
+        stop = threading.Event()
+        steer = None
+        if control is not None:
+            ramp_s = max(j.workload.ramp_s for j in jobs)
+            steer = _Steer(initiator, f"{out}/flatfile.html", monitor, ramp_s, control, stop)
+            thread = threading.Thread(target=steer.run, daemon=True)
+            thread.start()
+        try:
+            done = initiator.run_unchecked("sh -c %s", command)
+        finally:
+            stop.set()
+            if steer is not None:
+                thread.join()
+            # The processes are gone when vdbench returns; the output directory is kept
+            # (it is the run's evidence) unless the run dies before this line.
+            release(self.run.ledger, journal[:1])
+        console = initiator.run_unchecked("cat %s", f"{work}/console.txt").stdout
+        (local_dir / "console.txt").write_text(console)
+        logfile = initiator.run_unchecked("cat %s", f"{out}/logfile.html").stdout
+        where = f"host {initiator.name} ({parm})"
+        health.check(where, done.rc, console, logfile, stop_requested=bool(control and control.stop_requested))
+        out_dir = Path(out) if initiator.is_local else self._fetch(initiator, out, local_dir / "out")
+        if initiator.is_local:
+            self.run.ledger.released(journal[1])  # evidence now: kept like fio's out.json
+        output = parse_outdir(out_dir)
+        points = [p for p in output.points if p.rd == RD_NAME]
+        if len(points) != 1:
+            raise EngineError(f"{where}: {len(points)} run points named {RD_NAME} in {out_dir}")
+        names = {parmfile.wd_name(j): j.name for j in jobs}
+        if len(jobs) == 1:
+            names[RD_NAME] = jobs[0].name  # one wd: vdbench writes no wd report, the totals are the job
+        result = to_run_result(output, points[0], initiator.name, names)
+        artifacts = dict(result.artifacts)
+        artifacts[f"{initiator.name} vdbench parmfile"] = str(local_dir / "parm.vdb")
+        artifacts[f"{initiator.name} vdbench console"] = str(local_dir / "console.txt")
+        return replace(result, name=plan.name, artifacts=artifacts)
+
+    def _fetch(self, initiator: Initiator, remote_dir: str, local_dir: Path) -> Path:
+        packed = initiator.run("cd %s && tar -czf - . | base64 -w0", remote_dir).stdout
+        local_dir.mkdir(parents=True, exist_ok=True)
+        with tarfile.open(fileobj=io.BytesIO(base64.b64decode(packed)), mode="r:gz") as archive:
+            archive.extractall(local_dir, filter="data")
+        return local_dir
+
+
+class _Steer:
+    """The LoadControl's engine side: report the measurement start, stop on request.
+
+    The averaged window starts with interval W = ceil(warmup) (parmfile.py renders
+    warmup = ramp + 1, so W - 1 = ramp intervals), i.e. at the end of interval W - 1,
+    whose flatfile row carries that moment (`tod`); with no ramp, one interval
+    before the first row.
+    """
+
+    def __init__(self, initiator: Initiator, flatfile: str, monitor: str, ramp_s: float, control: LoadControl,
+                 done: threading.Event) -> None:
+        self.initiator = initiator
+        self.flatfile = flatfile
+        self.monitor = monitor
+        self.row_before_window = math.ceil(ramp_s)  # 0: the window starts with interval 1
+        self.control = control
+        self.done = done
+
+    def run(self) -> None:
+        while not self.done.is_set() and self.control.wait_measuring(0) is None:
+            since_ms = self._window_start_ms()
+            if since_ms is not None:
+                self.control.measuring(since_ms)
+            elif self.done.wait(0.5):
+                return
+        while not self.done.is_set():
+            if self.control.wait_stop(0.2):
+                self.initiator.run_unchecked("echo end_vdbench > %s", self.monitor)
+                return
+
+    def _window_start_ms(self) -> int | None:
+        text = self.initiator.run_unchecked("cat %s 2>/dev/null", self.flatfile).stdout
+        rows = [r for r in parse_rows(text) if r.run == RD_NAME and r.interval.isdigit()]
+        wanted = max(self.row_before_window, 1)
+        row = next((r for r in rows if int(r.interval) == wanted), None)
+        if row is None:
+            return None
+        return row.t_ms if self.row_before_window else row.t_ms - 1000
