@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import io
 import math
+import re
 import shlex
 import tarfile
 import threading
@@ -47,7 +48,10 @@ RD_NAME = parmfile.RD_NAME
 class VdbenchEngine:
     name = "vdbench"
 
-    def __init__(self, run: Run, initiators: Mapping[str, Initiator], guard: Guard, vdbench_home: str | None = None) -> None:
+    def __init__(self, run: Run, initiators: Mapping[str, Initiator], guard: Guard, vdbench_home: str | None = None,
+                 tolerated_warnings: tuple[re.Pattern[str], ...] = ()) -> None:
+        """`tolerated_warnings`: vdbench warnings that do not fail the run (see health.py); none by default."""
+        self.tolerated_warnings = tolerated_warnings
         self.run = run
         self.initiators = initiators
         self.guard = guard
@@ -119,7 +123,8 @@ class VdbenchEngine:
         (local_dir / "console.txt").write_text(console)
         logfile = initiator.run_unchecked("cat %s", f"{out}/logfile.html").stdout
         where = f"host {initiator.name} ({parm})"
-        health.check(where, done.rc, console, logfile, stop_requested=bool(control and control.stop_requested))
+        health.check(where, done.rc, console, logfile, stop_requested=bool(control and control.stop_requested),
+                     tolerated=self.tolerated_warnings)
         out_dir = Path(out) if initiator.is_local else self._fetch(initiator, out, local_dir / "out")
         if initiator.is_local:
             self.run.ledger.released(journal[1])  # evidence now: kept like fio's out.json
