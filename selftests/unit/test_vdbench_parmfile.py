@@ -61,6 +61,9 @@ def test_rates_become_iorate_and_skew() -> None:
     assert "iorate=400" in parm["rd=rd_iogate"]
     assert parm["wd=vm1"].endswith("skew=75") and parm["wd=vm2"].endswith("skew=25")
     assert set(parm) >= {"sd=sd1", "sd=sd2"}
+    assert "distribution" not in parm["rd=rd_iogate"]  # poisson arrivals: vdbench's default (exponential)
+    even = lines(job("vm1", rate_iops=300, extra={"rate_process": "linear"}))
+    assert "iorate=300,distribution=deterministic" in even["rd=rd_iogate"]
     with pytest.raises(Unsupported, match="some jobs but not others"):
         lines(job("vm1", rate_iops=300), job("vm2"))
 

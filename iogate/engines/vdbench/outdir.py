@@ -117,10 +117,13 @@ def _interval_s(parmfile: Path) -> int:
     return seconds.pop() if seconds else 1
 
 
-def to_run_result(output: Output, point: Point, host: str, job_names: dict[str, str] | None = None) -> RunResult:
+def to_run_result(output: Output, point: Point, host: str, job_names: dict[str, str] | None = None,
+                  job_hosts: dict[str, str] | None = None, hd_hosts: dict[str, str] | None = None) -> RunResult:
     """The point in IOGate's records: one job per WD report (or the totals when there is one WD).
 
-    `job_names` maps vdbench wd names to IOGate job names (the runner names wds after jobs).
+    `job_names` maps vdbench wd names to IOGate job names (the runner names wds after jobs),
+    `job_hosts` wd names to the lab host running them (default: `host`), `hd_hosts` vdbench
+    hd names to lab hosts (per-host CPU from the host reports of a multi-host run).
     errorlog.html entries mark the first job with an errno (EILSEQ for data validation,
     EIO otherwise; JobResult.error is an errno, as fio's), so no_io_errors fails.
     """
@@ -133,7 +136,7 @@ def to_run_result(output: Output, point: Point, host: str, job_names: dict[str, 
     for index, (wd, aggregate) in enumerate(sorted(per_job.items())):
         name = (job_names or {}).get(wd, wd)
         errors = output_errno(output) if index == 0 else 0
-        jobs.append(_job(name, host, aggregate, output.interval_s, errors))
+        jobs.append(_job(name, (job_hosts or {}).get(wd, host), aggregate, output.interval_s, errors))
     # Per-interval samples of the totals: the WD reports' per-interval rows print 2 decimals only.
     for row in rows[first - 1:last]:
         s = stats(row)
@@ -141,7 +144,11 @@ def to_run_result(output: Output, point: Point, host: str, job_names: dict[str, 
             samples.append(Sample(row.t_ms, "total", host, direction, iops, resp_ms * 1e6))
     start_ms = rows[first - 2].t_ms if first > 1 else rows[0].t_ms - interval_ms
     cpu = point.total.stats
-    busy = (cpu.cpu_user_pct or 0.0) + (cpu.cpu_kernel_pct or 0.0)
+    busy = {host: (cpu.cpu_user_pct or 0.0) + (cpu.cpu_kernel_pct or 0.0)}
+    host_reports = point.reports.get("host", {})
+    if len(host_reports) > 1:
+        busy = {(hd_hosts or {}).get(hd, hd): (a.stats.cpu_user_pct or 0.0) + (a.stats.cpu_kernel_pct or 0.0)
+                for hd, a in host_reports.items()}
     return RunResult(
         name=point.label,
         jobs=tuple(jobs),
@@ -149,7 +156,7 @@ def to_run_result(output: Output, point: Point, host: str, job_names: dict[str, 
         start_ms=start_ms,
         end_ms=rows[last - 1].t_ms,
         artifacts={"vdbench output": str(output.path), "vdbench histogram": str(output.path / "histogram.html")},
-        cpu_busy_pct={host: busy},
+        cpu_busy_pct=busy,
     )
 
 

@@ -5,7 +5,8 @@ guard admits every target by identity first; the ledger journals the output
 directory and the vdbench processes (every JVM, master and slaves, carries the
 parmfile path on its command line through VDBENCH_JVM_OPTS, the marker
 `iogate cleanup` kills by) before they exist. vdbench runs on the jobs' host
-(as fio does); a plan spanning hosts needs hd= definitions and is refused.
+(as fio does); a plan spanning hosts runs one master in its own network
+namespace with hd= per host (netns_master.py), or is refused without one.
 
 LoadControl: the measured phase starts where vdbench's averaged window starts
 (see window.py and parmfile.py: after the ramp), read from the flatfile as
@@ -30,13 +31,15 @@ from iogate.engines.base import LoadControl
 from iogate.engines.vdbench import health, parmfile
 from iogate.engines.vdbench.flatfile import parse_rows
 from iogate.engines.vdbench.locate import vdbench_home
+from iogate.engines.vdbench.netns_master import MasterNet, join_cgroup, rsh_marker
 from iogate.engines.vdbench.outdir import parse_outdir, to_run_result
-from iogate.engines.workload import JobSpec, RunPlan
+from iogate.engines.workload import RunPlan
 from iogate.errors import EngineError, HostError
 from iogate.hosts.guard import Guard, distinct
 from iogate.hosts.initiator import Initiator
+from iogate.lab import HostConfig
 from iogate.metrics.types import RunResult
-from iogate.resources import release
+from iogate.resources import marker_pids, release
 from iogate.run import Run
 
 # JVM start, slave connect and report writing take ~5-10 s around the run itself.
@@ -49,25 +52,29 @@ class VdbenchEngine:
     name = "vdbench"
 
     def __init__(self, run: Run, initiators: Mapping[str, Initiator], guard: Guard, vdbench_home: str | None = None,
-                 tolerated_warnings: tuple[re.Pattern[str], ...] = ()) -> None:
-        """`tolerated_warnings`: vdbench warnings that do not fail the run (see health.py); none by default."""
-        self.tolerated_warnings = tolerated_warnings
+                 tolerated_warnings: tuple[re.Pattern[str], ...] = (), master: MasterNet | None = None) -> None:
+        """`tolerated_warnings`: vdbench warnings that do not fail the run (see health.py); none by default.
+        `master`: the master namespace for plans spanning hosts (netns_master.py); without it they are refused."""
         self.run = run
         self.initiators = initiators
         self.guard = guard
         self.configured_home = vdbench_home
+        self.tolerated_warnings = tolerated_warnings
+        self.master = master
         self._points = 0
 
     def run_plan(self, plan: RunPlan, control: LoadControl | None = None) -> RunResult:
         self._points += 1
         point = f"{self._points:03d}-{plan.name}"
-        if len(plan.hosts) > 1:
-            raise parmfile.Unsupported(f"run point {plan.name} spans hosts {plan.hosts}: multi-host vdbench (hd=) is not built yet")
-        initiator = self._initiator(plan.hosts[0])
+        if len(plan.hosts) > 1 and self.master is None:
+            raise parmfile.Unsupported(f"run point {plan.name} spans hosts {plan.hosts}: multi-host vdbench needs a "
+                                       "master namespace (hd= over the netns lab)")
         for target in distinct(job.target for job in plan.jobs):
-            self.guard.check(initiator, target)
+            self.guard.check(self._initiator(target.host), target)
         try:
-            return self._run_host(plan, point, initiator, list(plan.jobs), control)
+            if len(plan.hosts) > 1:
+                return self._run_multi(plan, point, control)
+            return self._run_host(plan, point, self._initiator(plan.hosts[0]), control)
         finally:
             if control is not None:
                 control.measuring()  # vdbench ended (or never ran): whatever waits must not hang
@@ -78,33 +85,62 @@ class VdbenchEngine:
         except KeyError:
             raise HostError(f"no initiator named {host} in this lab") from None
 
-    def _run_host(self, plan: RunPlan, point: str, initiator: Initiator, jobs: list[JobSpec],
-                  control: LoadControl | None) -> RunResult:
+    def _run_host(self, plan: RunPlan, point: str, initiator: Initiator, control: LoadControl | None) -> RunResult:
+        """vdbench on the jobs' one host, as fio runs there."""
         local_dir = self.run.path("points", point, initiator.name, "parm.vdb").parent
         work = str(local_dir) if initiator.is_local else f"{REMOTE_ROOT}/{self.run.run_id}/{point}/{initiator.name}"
-        parm, monitor, out = f"{work}/parm.vdb", f"{work}/monitor", f"{work}/out"
-        text = parmfile.render(jobs, monitor_file=monitor)
-        (local_dir / "parm.vdb").write_text(text)
         home = vdbench_home(self.configured_home) if initiator.is_local else Path(self.configured_home or "/opt/vdbench")
-        initiator.run("mkdir -p %s", work)
-        if not initiator.is_local:
-            initiator.write_text(parm, text)
-        cgroups = {job.target.cgroup for job in jobs if job.target.cgroup}
+        text = parmfile.render(plan.jobs, monitor_file=f"{work}/monitor")
+        cgroups = {job.target.cgroup for job in plan.jobs if job.target.cgroup}
         if len(cgroups) > 1:
             raise EngineError(f"host {initiator.name}: jobs of one vdbench run span cgroups {sorted(cgroups)}")
         join = f"echo $$ > {shlex.quote(cgroups.pop())}/cgroup.procs && " if cgroups else ""
+        return self._execute(plan, initiator, local_dir, work, text, home, control, prefix=join, jvm_opts="",
+                             job_hosts={}, hd_hosts={})
+
+    def _run_multi(self, plan: RunPlan, point: str, control: LoadControl | None) -> RunResult:
+        """One master in its namespace on this machine, slaves on every host through their rsh daemons."""
+        assert self.master is not None
+        for host in plan.hosts:
+            cgroups = {j.target.cgroup for j in plan.jobs if j.target.host == host and j.target.cgroup}
+            if len(cgroups) > 1:
+                raise EngineError(f"host {host}: jobs of one vdbench slave span cgroups {sorted(cgroups)}")
+            if cgroups:
+                # The rsh daemon forks this host's slaves: in the cgroup, they inherit it (and the
+                # cgroup's remover moves whatever is left in it out before deleting it).
+                join_cgroup(cgroups.pop(), marker_pids(rsh_marker(self.master, host)))
+        controller = Initiator.from_config(HostConfig(name="controller"))
+        local_dir = self.run.path("points", point, "vdbench", "parm.vdb").parent
+        work = str(local_dir)
+        home = vdbench_home(self.configured_home)
+        text = parmfile.render(plan.jobs, monitor_file=f"{work}/monitor", systems=self.master.systems, vdbench_home=str(home))
+        prefix = f"exec ip netns exec {shlex.quote(self.master.namespace)} "
+        return self._execute(plan, controller, local_dir, work, text, home, control, prefix=prefix,
+                             jvm_opts=f"-Djdk.net.hosts.file={self.master.hosts_file} ",
+                             job_hosts={parmfile.wd_name(j): j.target.host for j in plan.jobs},
+                             hd_hosts={parmfile.safe_name(h): h for h in plan.hosts})
+
+    def _execute(self, plan: RunPlan, initiator: Initiator, local_dir: Path, work: str, text: str, home: Path,
+                 control: LoadControl | None, *, prefix: str, jvm_opts: str, job_hosts: dict[str, str],
+                 hd_hosts: dict[str, str]) -> RunResult:
+        jobs = plan.jobs
+        parm, monitor, out = f"{work}/parm.vdb", f"{work}/monitor", f"{work}/out"
+        (local_dir / "parm.vdb").write_text(text)
+        initiator.run("mkdir -p %s", work)
+        if not initiator.is_local:
+            initiator.write_text(parm, text)
         limit_s = int(plan.duration_s) + GRACE_S
         verify = " -v" if any(j.workload.verify for j in jobs) else ""
         command = (
-            f"cd {shlex.quote(work)} && : > monitor && {join}VDBENCH_JVM_OPTS={shlex.quote(f'-Diogate.parmfile={parm}')} "
-            f"exec timeout --kill-after=10 {limit_s} {shlex.quote(str(home / 'vdbench'))} -f {shlex.quote(parm)} "
+            f"cd {shlex.quote(work)} && : > monitor && {prefix}env VDBENCH_JVM_OPTS={shlex.quote(f'{jvm_opts}-Diogate.parmfile={parm}')} "
+            f"timeout --kill-after=10 {limit_s} {shlex.quote(str(home / 'vdbench'))} -f {shlex.quote(parm)} "
             f"-o {shlex.quote(out)}{verify} > console.txt 2>&1"
         )
         journal = [self.run.ledger.intend("process", name=f"vdbench on {initiator.name}", marker=parm, host=initiator.name)]
         if initiator.is_local:
             journal.append(self.run.ledger.intend("dir", path=out))
         stop = threading.Event()
-        steer = None
+        steer = thread = None
         if control is not None:
             ramp_s = max(j.workload.ramp_s for j in jobs)
             steer = _Steer(initiator, f"{out}/flatfile.html", monitor, ramp_s, control, stop)
@@ -114,7 +150,7 @@ class VdbenchEngine:
             done = initiator.run_unchecked("sh -c %s", command)
         finally:
             stop.set()
-            if steer is not None:
+            if thread is not None:
                 thread.join()
             # The processes are gone when vdbench returns; the output directory is kept
             # (it is the run's evidence) unless the run dies before this line.
@@ -135,7 +171,8 @@ class VdbenchEngine:
         names = {parmfile.wd_name(j): j.name for j in jobs}
         if len(jobs) == 1:
             names[RD_NAME] = jobs[0].name  # one wd: vdbench writes no wd report, the totals are the job
-        result = to_run_result(output, points[0], initiator.name, names)
+            job_hosts = {RD_NAME: jobs[0].target.host, **job_hosts}
+        result = to_run_result(output, points[0], initiator.name, names, job_hosts, hd_hosts)
         artifacts = dict(result.artifacts)
         artifacts[f"{initiator.name} vdbench parmfile"] = str(local_dir / "parm.vdb")
         artifacts[f"{initiator.name} vdbench console"] = str(local_dir / "console.txt")
