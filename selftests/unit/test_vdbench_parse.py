@@ -35,9 +35,11 @@ def totals_rows(run_dir: Path) -> list[dict[str, str]]:
         fields = line.split()
         if len(fields) > 2 and fields[1].startswith("avg_"):
             if file_system:  # tod interval rate resp cpu sys read% read_rate read_resp write_rate write_resp mb_r mb_w mb_total
-                rows.append({"iops": fields[2], "resp": fields[3], "read_resp": fields[8], "write_resp": fields[10], "mb": fields[13]})
-            else:  # tod interval rate MB/s bytes read% resp read_resp write_resp ...
-                rows.append({"iops": fields[2], "mb": fields[3], "resp": fields[6], "read_resp": fields[7], "write_resp": fields[8]})
+                rows.append({"iops": fields[2], "resp": fields[3], "read_resp": fields[8], "write_resp": fields[10], "mb": fields[13],
+                             "cpu": fields[4], "sys": fields[5]})
+            else:  # tod interval rate MB/s bytes read% resp read_resp write_resp resp_max resp_std qdepth cpu sys
+                rows.append({"iops": fields[2], "mb": fields[3], "resp": fields[6], "read_resp": fields[7], "write_resp": fields[8],
+                             "cpu": fields[12], "sys": fields[13]})
     return rows
 
 
@@ -63,6 +65,10 @@ def test_parser_reproduces_vdbench_totals(sample: str) -> None:
         for key, got in (("resp", s.resp_ms), ("read_resp", s.read_resp_ms), ("write_resp", s.write_resp_ms)):
             assert abs(got - float(want[key])) <= 0.01, (point.label, key, got, want)
             assert abs(got - float(want[key])) <= half_unit(want[key]) + FLAT_ROUNDING, (point.label, key, got, want)
+        busy = (s.cpu_user_pct or 0) + (s.cpu_kernel_pct or 0)
+        assert abs(busy - float(want["cpu"])) <= half_unit(want["cpu"]) + FLAT_ROUNDING, (point.label, busy, want)
+        # The file-system report prints sys 48.3 for a flatfile 48.3640 (truncated, not rounded): one printed unit.
+        assert abs((s.cpu_kernel_pct or 0) - float(want["sys"])) <= 2 * half_unit(want["sys"]) + FLAT_ROUNDING
 
 
 @pytest.mark.parametrize("sample", RUNS)

@@ -91,8 +91,8 @@ def stats(row: FlatRow) -> Stats:
         write_resp_ms=_resp(row, "write_resp" if "write_resp" in values else "Write_resp", write_iops),
         resp_max_ms=resp_max,
         reqrate=row.get("reqrate"),
-        # vdbench 5.04.06 writes its cpu_used column under the name cpu_user (and then
-        # cpu_user again); the second one is the user share, cpu_kernel the system share.
+        # vdbench 5.04.06 fills cpu_used with the user share (a Report.java bug): busy CPU
+        # is cpu_user + cpu_kernel, which is what its console prints as "cpu% sys+u".
         cpu_user_pct=values.get("cpu_user"),
         cpu_kernel_pct=values.get("cpu_kernel"),
         mb_read_per_s=mb_read,
@@ -191,7 +191,6 @@ def _row(line: Line, header: list[str], fields: list[str]) -> FlatRow:
             values[name] = float(text)
         except ValueError:
             raise line.fail(f"column {name!r} holds {text!r}, not a number or n/a") from None
-        # Duplicate names (cpu_user twice in 5.04.06): the later column wins, as documented in stats().
     return FlatRow(line, fields[2], fields[3], _epoch_ms(line, fields[0], fields[1]), values)
 
 
