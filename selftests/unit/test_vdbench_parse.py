@@ -19,6 +19,7 @@ from iogate.engines.vdbench.buckets import BucketHistogram, parse_histograms
 from iogate.engines.vdbench.outdir import parse_outdir, to_run_result
 from iogate.errors import EngineError
 from iogate.metrics.nodata import NoData
+from iogate.metrics.types import Dir
 
 SAMPLES = Path(__file__).resolve().parents[2].parent.parent / "shared" / "samples" / "vdbench"
 if not SAMPLES.is_dir():
@@ -97,7 +98,9 @@ def test_run_result_carries_the_jobs_and_a_clean_errorlog_passes() -> None:
     result = to_run_result(output, output.points[0], "localhost")
     assert sorted(j.name for j in result.jobs) == ["sql", "web"]
     assert result.total_iops == pytest.approx(474.0, abs=0.02)
-    assert len(result.series.samples) == 2 * 10  # read + write per interval of the window
+    assert len(result.series.samples) == 2 * 2 * 10  # per job, read + write per interval of the window
+    sql = result.series.where(job="sql", dir=Dir.READ).samples
+    assert len(sql) == 10 and all(s.host == "localhost" for s in sql)
     assert result.start_ms < min(s.t_ms for s in result.series.samples) <= result.end_ms
     assert no_io_errors.evaluate(result).passed
 
@@ -196,3 +199,34 @@ def test_errorlog_entries_fail_no_io_errors(tmp_path: Path) -> None:
     assert len(output.errors) == 1
     verdict = no_io_errors.evaluate(to_run_result(output, output.points[0], "localhost"))
     assert not verdict.passed and "EILSEQ" in verdict.detail
+
+
+def test_a_late_report_race_is_followed_to_the_window_that_reproduces_the_average(tmp_path: Path) -> None:
+    """A loaded master counts earlier warmup intervals too: avg_3-10 may cover 1-10 (window.py)."""
+    out = _copy(tmp_path, "run5_multihost")
+    _edit(out / "flatfile.html", "avg_2-10", "avg_3-10")
+    total = parse_outdir(out).points[0].total
+    assert (total.first, total.last) == (1, 10)
+
+
+def summary_interval_rates(run_dir: Path) -> list[list[float]]:
+    """Per run point, the 'i/o rate' of every interval row in summary.html (plain split)."""
+    points: list[list[float]] = []
+    for line in (run_dir / "summary.html").read_text().splitlines():
+        fields = line.split()
+        if "Starting RD=" in line:
+            points.append([])
+        elif len(fields) > 2 and fields[1].isdigit() and ":" in fields[0]:
+            points[-1].append(float(fields[2]))
+    return points
+
+
+def test_runner_window_after_the_ramp_is_not_vdbenchs_window() -> None:
+    """run1 has warmup=2: vdbench averaged 2-12; judged from interval 3 the mean is that of 3-12."""
+    output = parse_outdir(SAMPLES / "run1_block_dedup")
+    rates = summary_interval_rates(SAMPLES / "run1_block_dedup")
+    for point, point_rates in zip(output.points, rates, strict=True):
+        result = to_run_result(output, point, "localhost", first_interval=3)
+        expected = sum(point_rates[2:12]) / 10
+        assert result.total_iops == pytest.approx(expected, abs=0.005)  # summary prints rates with 2 decimals
+        assert result.jobs[0]["write"].runtime_ms == 10_000 or result.jobs[0]["read"].runtime_ms == 10_000

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import errno
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from iogate.engines.vdbench import errorlog
@@ -18,7 +18,7 @@ from iogate.engines.vdbench.buckets import BucketHistogram, parse_histograms
 from iogate.engines.vdbench.flatfile import FlatPoint, Stats, parse_flatfile, stats
 from iogate.engines.vdbench.reports import ReportPoint, is_file_system, parse_report
 from iogate.engines.vdbench.source import Line, read_lines, run_label
-from iogate.engines.vdbench.window import Aggregate, aggregate_stats, window
+from iogate.engines.vdbench.window import Aggregate, aggregate_rows, aggregate_stats, window
 from iogate.errors import EngineError
 from iogate.metrics.types import Dir, Direction, JobResult, LatencyStats, RunResult, Sample, Series
 
@@ -29,6 +29,18 @@ REPORT_KINDS = {"HOST reports": "host", "SD reports": "sd", "workload report": "
 
 
 @dataclass(frozen=True)
+class Windowed:
+    """One SD/WD/host report over the point's window: its aggregate and its intervals."""
+
+    aggregate: Aggregate
+    intervals: tuple[Stats, ...]
+
+    @property
+    def stats(self) -> Stats:
+        return self.aggregate.stats
+
+
+@dataclass(frozen=True)
 class Point:
     """One run point as vdbench reported it and as IOGate recomputes it."""
 
@@ -36,7 +48,23 @@ class Point:
     flat: FlatPoint
     total: Aggregate  # over the window vdbench's avg row covers (see window.py)
     histograms: dict[str, BucketHistogram]  # "all" / "read" / "write"
-    reports: dict[str, dict[str, Aggregate]] = field(default_factory=dict)  # kind -> name -> same window
+    reports: dict[str, dict[str, Windowed]] = field(default_factory=dict)  # kind ("sd"/"wd"/"host") -> name
+    report_points: dict[str, dict[str, tuple[Path, ReportPoint]]] = field(default_factory=dict)  # the same, unwindowed
+
+    def window_from(self, first: int) -> tuple[Aggregate, dict[str, dict[str, Windowed]]]:
+        """The point over intervals first..last (vdbench's last) instead of vdbench's own window."""
+        last = self.total.last
+        if not 1 <= first <= last:
+            raise self.flat.avg.line.fail(f"no intervals {first}-{last} in this run point")
+        if first == self.total.first:
+            return self.total, self.reports
+        aggregate = aggregate_rows(self.flat.intervals[first - 1:last], first, last)
+        own = stats(self.flat.avg)  # CPU: only vdbench's window has it (see window.py)
+        aggregate = replace(aggregate, stats=replace(aggregate.stats, cpu_user_pct=own.cpu_user_pct,
+                                                     cpu_kernel_pct=own.cpu_kernel_pct))
+        reports = {kind: {name: _report_window(path, rp, first, last) for name, (path, rp) in named.items()}
+                   for kind, named in self.report_points.items()}
+        return aggregate, reports
 
     @property
     def rd(self) -> str:
@@ -72,9 +100,12 @@ def parse_outdir(path: Path) -> Output:
         if not label.split(" ")[0] == point.run:
             raise point.avg.line.fail(f"run {point.run} where summary.html's point {index + 1} is {label!r}")
         total = window(point)
-        reports = {kind: {name: _report_window(report[index], total, label) for name, report in named.items()}
-                   for kind, named in linked.items()}
-        points.append(Point(label, point, total, hist[index].sections, reports))
+        raw = {kind: {name: (path / f"{name}.html", _report_point(path / f"{name}.html", report, index, label))
+                      for name, report in named.items()}
+               for kind, named in linked.items()}
+        reports = {kind: {name: _report_window(p, rp, total.first, total.last) for name, (p, rp) in named.items()}
+                   for kind, named in raw.items()}
+        points.append(Point(label, point, total, hist[index].sections, reports, raw))
     return Output(path, tuple(points), tuple(errorlog.error_lines(path / "errorlog.html")),
                   _interval_s(path / "parmfile.html"), file_system)
 
@@ -97,16 +128,19 @@ def _linked_reports(path: Path, summary: Path) -> dict[str, dict[str, list[Repor
     return linked
 
 
-def _report_window(points: list[ReportPoint] | ReportPoint, total: Aggregate, label: str) -> Aggregate:
-    point = points if isinstance(points, ReportPoint) else points[0]
-    if point.label != label:
-        raise EngineError(f"report run point {point.label!r} where {label!r} was due")
+def _report_point(path: Path, report: list[ReportPoint], index: int, label: str) -> ReportPoint:
+    if index >= len(report) or report[index].label != label:
+        found = report[index].label if index < len(report) else "nothing"
+        raise EngineError(f"{path}: run point {index + 1} is {found!r} where {label!r} was due")
+    return report[index]
+
+
+def _report_window(path: Path, point: ReportPoint, first: int, last: int) -> Windowed:
     rows = point.intervals
-    if len(rows) < total.last:
-        where = rows[-1].line if rows else None
-        raise (where.fail(f"only {len(rows)} intervals where {total.last} were reported in the flatfile") if where
-               else EngineError(f"report for {label} has no intervals"))
-    return aggregate_stats([r.stats for r in rows[total.first - 1:total.last]], total.first, total.last)
+    if len(rows) < last:
+        raise EngineError(f"{path}: {point.label}: {len(rows)} intervals where the flatfile has {last}")
+    window = tuple(r.stats for r in rows[first - 1:last])
+    return Windowed(aggregate_stats(list(window), first, last), window)
 
 
 def _interval_s(parmfile: Path) -> int:
@@ -118,34 +152,40 @@ def _interval_s(parmfile: Path) -> int:
 
 
 def to_run_result(output: Output, point: Point, host: str, job_names: dict[str, str] | None = None,
-                  job_hosts: dict[str, str] | None = None, hd_hosts: dict[str, str] | None = None) -> RunResult:
+                  job_hosts: dict[str, str] | None = None, hd_hosts: dict[str, str] | None = None,
+                  first_interval: int | None = None) -> RunResult:
     """The point in IOGate's records: one job per WD report (or the totals when there is one WD).
 
     `job_names` maps vdbench wd names to IOGate job names (the runner names wds after jobs),
     `job_hosts` wd names to the lab host running them (default: `host`), `hd_hosts` vdbench
     hd names to lab hosts (per-host CPU from the host reports of a multi-host run).
+    `first_interval`: judge intervals first_interval..last (the runner's own post-ramp window)
+    rather than the window vdbench's avg row happened to cover (see window.py).
     errorlog.html entries mark the first job with an errno (EILSEQ for data validation,
     EIO otherwise; JobResult.error is an errno, as fio's), so no_io_errors fails.
     """
-    first, last = point.total.first, point.total.last
+    total, reports = point.window_from(first_interval or point.total.first)
+    first, last = total.first, total.last
     interval_ms = output.interval_s * 1000
     rows = point.flat.intervals
-    per_job = point.reports.get("wd") or {point.rd: point.total}
+    window_rows = rows[first - 1:last]
+    per_job = reports.get("wd") or {point.rd: Windowed(total, tuple(stats(r) for r in window_rows))}
     jobs = []
     samples: list[Sample] = []
-    for index, (wd, aggregate) in enumerate(sorted(per_job.items())):
+    for index, (wd, windowed) in enumerate(sorted(per_job.items())):
         name = (job_names or {}).get(wd, wd)
+        job_host = (job_hosts or {}).get(wd, host)
         errors = output_errno(output) if index == 0 else 0
-        jobs.append(_job(name, (job_hosts or {}).get(wd, host), aggregate, output.interval_s, errors))
-    # Per-interval samples of the totals: the WD reports' per-interval rows print 2 decimals only.
-    for row in rows[first - 1:last]:
-        s = stats(row)
-        for direction, iops, resp_ms in ((Dir.READ, s.read_iops, s.read_resp_ms), (Dir.WRITE, s.write_iops, s.write_resp_ms)):
-            samples.append(Sample(row.t_ms, "total", host, direction, iops, resp_ms * 1e6))
+        jobs.append(_job(name, job_host, windowed.aggregate, output.interval_s, errors))
+        # Interval times from the flatfile: the reports print the time of day only.
+        for row, s in zip(window_rows, windowed.intervals, strict=True):
+            for direction, iops, resp_ms in ((Dir.READ, s.read_iops, s.read_resp_ms),
+                                             (Dir.WRITE, s.write_iops, s.write_resp_ms)):
+                samples.append(Sample(row.t_ms, name, job_host, direction, iops, resp_ms * 1e6))
     start_ms = rows[first - 2].t_ms if first > 1 else rows[0].t_ms - interval_ms
-    cpu = point.total.stats
+    cpu = total.stats
     busy = {host: (cpu.cpu_user_pct or 0.0) + (cpu.cpu_kernel_pct or 0.0)}
-    host_reports = point.reports.get("host", {})
+    host_reports = reports.get("host", {})
     if len(host_reports) > 1:
         busy = {(hd_hosts or {}).get(hd, hd): (a.stats.cpu_user_pct or 0.0) + (a.stats.cpu_kernel_pct or 0.0)
                 for hd, a in host_reports.items()}

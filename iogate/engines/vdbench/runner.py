@@ -152,9 +152,11 @@ class VdbenchEngine:
             stop.set()
             if thread is not None:
                 thread.join()
-            # The processes are gone when vdbench returns; the output directory is kept
-            # (it is the run's evidence) unless the run dies before this line.
+            # vdbench has exited: its processes are gone, and its output directory is the
+            # run's evidence from now on, kept (cleanup removes it only if we die before this).
             release(self.run.ledger, journal[:1])
+            if len(journal) > 1:
+                self.run.ledger.released(journal[1])
         console = initiator.run_unchecked("cat %s", f"{work}/console.txt").stdout
         (local_dir / "console.txt").write_text(console)
         logfile = initiator.run_unchecked("cat %s", f"{out}/logfile.html").stdout
@@ -162,8 +164,6 @@ class VdbenchEngine:
         health.check(where, done.rc, console, logfile, stop_requested=bool(control and control.stop_requested),
                      tolerated=self.tolerated_warnings)
         out_dir = Path(out) if initiator.is_local else self._fetch(initiator, out, local_dir / "out")
-        if initiator.is_local:
-            self.run.ledger.released(journal[1])  # evidence now: kept like fio's out.json
         output = parse_outdir(out_dir)
         points = [p for p in output.points if p.rd == RD_NAME]
         if len(points) != 1:
@@ -172,7 +172,10 @@ class VdbenchEngine:
         if len(jobs) == 1:
             names[RD_NAME] = jobs[0].name  # one wd: vdbench writes no wd report, the totals are the job
             job_hosts = {RD_NAME: jobs[0].target.host, **job_hosts}
-        result = to_run_result(output, points[0], initiator.name, names, job_hosts, hd_hosts)
+        # The intervals after the ramp (parmfile.py: warmup=ramp+1), whatever vdbench's avg covered.
+        ramp_intervals = math.ceil(max(j.workload.ramp_s for j in jobs))
+        result = to_run_result(output, points[0], initiator.name, names, job_hosts, hd_hosts,
+                               first_interval=ramp_intervals + 1)
         artifacts = dict(result.artifacts)
         artifacts[f"{initiator.name} vdbench parmfile"] = str(local_dir / "parm.vdb")
         artifacts[f"{initiator.name} vdbench console"] = str(local_dir / "console.txt")

@@ -8,9 +8,13 @@ arrive afterwards and are reported asynchronously, by which time the warmup is
 flagged done, so they are added to the run totals too. The average therefore
 covers intervals X-1..Y, not the X..Y its label says (avg_3-12 of a warmup=2 run
 averages 11 intervals, 2-12; avg_2-10 of a run without warmup averages all 10).
-Should the asynchronous report ever win that race, the average is X..Y; the
-window is whichever of the two reproduces vdbench's own average rate to its
-printed precision, and neither is an EngineError naming the avg row.
+It is a race: every interval whose report is processed after the flag flips is
+counted, so on a loaded master (seen: two hosts on a busy 2-core machine) the
+reports of X-2, X-3... are late too and counted, and a fast report of X-1 would
+leave it out. The window is the first of X-1, X, X-2, X-3 ... 1 whose mean rate
+and MB/s reproduce vdbench's avg row to its printed precision; none is an
+EngineError naming the avg row. (The runner does not judge vdbench's window: it
+takes the intervals after the ramp it asked for, see outdir.to_run_result.)
 
 Every interval lasts `interval` seconds (vdbench's rate is I/Os per nominal
 interval), so over the window: IOPS and MB/s are plain means, response times
@@ -44,12 +48,12 @@ class Aggregate:
 def window(point: FlatPoint) -> Aggregate:
     label_first, last = point.avg_range_or_fail()
     wanted = point.avg.need("rate")
+    wanted_mb = point.avg.need("MB/sec")
     tried = []
-    for first in dict.fromkeys((max(label_first - 1, 1), label_first)):
-        if first > last:
-            continue
+    order = [label_first - 1, label_first, *range(label_first - 2, 0, -1)]
+    for first in dict.fromkeys(f for f in order if 1 <= f <= last):
         aggregate = aggregate_rows(point.intervals[first - 1:last], first, last)
-        if abs(aggregate.stats.iops - wanted) <= RATE_TOLERANCE:
+        if abs(aggregate.stats.iops - wanted) <= RATE_TOLERANCE and abs(aggregate.stats.mb_per_s - wanted_mb) <= RATE_TOLERANCE:
             own = stats(point.avg)
             return replace(aggregate, stats=replace(aggregate.stats, cpu_user_pct=own.cpu_user_pct,
                                                     cpu_kernel_pct=own.cpu_kernel_pct))
