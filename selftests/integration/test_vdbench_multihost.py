@@ -47,6 +47,7 @@ def test_two_hosts_each_run_their_job_at_the_rate(cluster: NetnsCluster) -> None
     finally:
         lines = netns_master.tear_down(cluster.run, net)
     by_job = {j.name: j for j in result.jobs}
+    print("per-job IOPS:", {name: round(j["read"].iops + j["write"].iops, 1) for name, j in by_job.items()})
     assert {name: job.host for name, job in by_job.items()} == {f"vm-{h}": h for h in cluster.targets}
     for job in by_job.values():
         iops = job["read"].iops + job["write"].iops
