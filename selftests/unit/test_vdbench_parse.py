@@ -124,6 +124,14 @@ def test_percentile_is_the_upper_edge_of_the_nearest_rank_bucket() -> None:
     assert h.percentile_ms(100) == math.inf  # the top bucket is open-ended: no finite bound
 
 
+def test_per_host_histograms_merge_into_the_total_and_never_across_edges() -> None:
+    host1, host2, total = (parse_histograms(SAMPLES / "run5_multihost" / f"{name}histogram.html")[0].sections["all"]
+                           for name in ("hd1.", "hd2.", ""))
+    assert host1.merged(host2) == total
+    with pytest.raises(ValueError, match="different bucket edges"):
+        host1.merged(BucketHistogram((0.0, 1.0, math.inf), (1, 1)))
+
+
 def test_empty_histogram_is_no_data() -> None:
     with pytest.raises(NoData, match="no I/O"):
         BucketHistogram((0.0, 1.0, math.inf), (0, 0)).percentile_ms(99)

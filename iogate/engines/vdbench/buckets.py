@@ -73,8 +73,11 @@ class BucketHistogram:
                 return upper
         raise AssertionError("cumulative count never reached the rank")  # total > 0 rules this out
 
-    def same_edges(self, other: BucketHistogram) -> bool:
-        return self.edges_ms == other.edges_ms
+    def merged(self, other: BucketHistogram) -> BucketHistogram:
+        """Counts added bucket by bucket; histograms with different edges are never merged."""
+        if self.edges_ms != other.edges_ms:
+            raise ValueError("vdbench histograms with different bucket edges cannot be merged")
+        return BucketHistogram(self.edges_ms, tuple(a + b for a, b in zip(self.counts, other.counts, strict=True)))
 
 
 @dataclass(frozen=True)

@@ -89,7 +89,10 @@ class VdbenchEngine:
         """vdbench on the jobs' one host, as fio runs there."""
         local_dir = self.run.path("points", point, initiator.name, "parm.vdb").parent
         work = str(local_dir) if initiator.is_local else f"{REMOTE_ROOT}/{self.run.run_id}/{point}/{initiator.name}"
-        home = vdbench_home(self.configured_home) if initiator.is_local else Path(self.configured_home or "/opt/vdbench")
+        if not initiator.is_local and not self.configured_home:
+            raise EngineError(f"host {initiator.name}: no vdbench home configured for a remote host (the lab's vdbench "
+                              "home names where vdbench is installed there)")
+        home = vdbench_home(self.configured_home) if initiator.is_local else Path(str(self.configured_home))
         text = parmfile.render(plan.jobs, monitor_file=f"{work}/monitor")
         cgroups = {job.target.cgroup for job in plan.jobs if job.target.cgroup}
         if len(cgroups) > 1:
