@@ -8,8 +8,10 @@ Modules, one concept each:
   reports    summary-format reports (summary.html, per SD / WD / host)
   errorlog   errorlog.html: I/O and data-validation errors
   outdir     a whole output directory -> run points -> iogate RunResults
-  parmfile   a RunPlan rendered as a vdbench parameter file
+  parmfile   a RunPlan rendered as a vdbench parameter file (and what cannot be: Unsupported)
   locate     where the vdbench installation is
+  health     vdbench's exit code and its own warnings/aborts -> EngineError
+  netns_master  multi-host (hd=): a master namespace linked to the netns lab's host namespaces
   runner     VdbenchEngine (same interface as FioEngine)
   cli        `python -m iogate vdbench-parse OUTDIR [--json]`
 """
