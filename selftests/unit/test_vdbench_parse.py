@@ -15,6 +15,7 @@ import pytest
 
 from criteria import no_io_errors
 from iogate.__main__ import main as iogate_main
+from iogate.engines.vdbench import errorlog
 from iogate.engines.vdbench.buckets import BucketHistogram, parse_histograms
 from iogate.engines.vdbench.outdir import parse_outdir, to_run_result
 from iogate.errors import EngineError
@@ -238,3 +239,24 @@ def test_runner_window_after_the_ramp_is_not_vdbenchs_window() -> None:
         expected = sum(point_rates[2:12]) / 10
         assert result.total_iops == pytest.approx(expected, abs=0.005)  # summary prints rates with 2 decimals
         assert result.jobs[0]["write"].runtime_ms == 10_000 or result.jobs[0]["read"].runtime_ms == 10_000
+
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "vdbench"
+
+
+def test_a_clean_data_validation_run_has_no_errors_and_a_corrupted_one_fails_no_io_errors(tmp_path: Path) -> None:
+    assert errorlog.error_lines(DATA / "errorlog_clean_dv.html") == []
+    corrupted = errorlog.error_lines(DATA / "errorlog_dv_corrupted.html")
+    assert corrupted and "18:23:35.720" in corrupted[0].text  # the first line after the bookkeeping
+    out = _copy(tmp_path, "run5_multihost")
+    shutil.copy(DATA / "errorlog_dv_corrupted.html", out / "errorlog.html")
+    output = parse_outdir(out)
+    verdict = no_io_errors.evaluate(to_run_result(output, output.points[0], "localhost"))
+    assert not verdict.passed and "EILSEQ" in verdict.detail
+
+
+def test_validated_blocks_in_error_are_errors(tmp_path: Path) -> None:
+    log = tmp_path / "errorlog.html"
+    text = (DATA / "errorlog_clean_dv.html").read_text().replace("marked in error:    0", "marked in error:    3")
+    log.write_text(text)
+    assert [e.text.split()[-1] for e in errorlog.error_lines(log)] == ["3"]

@@ -45,7 +45,9 @@ class MasterNet:
     run_dir: Path
 
     def jvm_opts(self, marker: str) -> str:
-        return f"-Djdk.net.hosts.file={self.hosts_file} -Diogate.marker={marker}"
+        # java.io.tmpdir: the slaves' data-validation map files go into the run directory.
+        tmp = self.run_dir / "vdbench-master" / "tmp"
+        return f"-Djdk.net.hosts.file={self.hosts_file} -Djava.io.tmpdir={tmp} -Diogate.marker={marker}"
 
 
 def _ip(*argv: str) -> None:
@@ -64,11 +66,14 @@ def bring_up(run: Run, host_namespaces: Mapping[str, str], vdbench: Path, *, sub
     """The master namespace, its links, the hosts file and one rsh daemon per host; on failure undo it."""
     base = run.run_dir / "vdbench-master"
     base.mkdir(parents=True, exist_ok=True)
+    tmp_entry = run.ledger.intend("dir", path=str(base / "tmp"))
+    (base / "tmp").mkdir(exist_ok=True)
+    run.ledger.created(tmp_entry)
     digest = hashlib.sha1(str(run.run_dir).encode()).hexdigest()[:8]
     namespace = f"iogvdb{digest}"
     master_addr = f"10.{subnet_base}.0.1"
     ledger = run.ledger
-    first = len(ledger.entries)
+    first = tmp_entry.id - 1
     try:
         entry = ledger.intend("netns", name=namespace, host="vdbench master")
         _ip("netns", "add", namespace)
@@ -129,7 +134,9 @@ def join_cgroup(cgroup: str, pids: list[int]) -> None:
 
 def tear_down(run: Run, net: MasterNet) -> list[str]:
     """Stop the daemons and delete the master namespace (and with it every link)."""
+    base = str(net.run_dir / "vdbench-master")
     mine = [e for e in run.ledger.open_entries()
-            if (e.kind == "process" and str(e.attrs.get("marker", "")).startswith(str(net.run_dir / "vdbench-master")))
+            if (e.kind == "process" and str(e.attrs.get("marker", "")).startswith(base))
+            or (e.kind == "dir" and str(e.attrs.get("path", "")).startswith(base))
             or (e.kind == "netns" and e.attrs.get("name") == net.namespace)]
     return release(run.ledger, mine)

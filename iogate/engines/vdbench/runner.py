@@ -28,11 +28,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from iogate.engines.base import LoadControl
-from iogate.engines.vdbench import health, parmfile
+from iogate.engines.vdbench import errorlog, health, parmfile
 from iogate.engines.vdbench.flatfile import parse_rows
 from iogate.engines.vdbench.locate import vdbench_home
 from iogate.engines.vdbench.netns_master import MasterNet, join_cgroup, rsh_marker
 from iogate.engines.vdbench.outdir import parse_outdir, to_run_result
+from iogate.engines.vdbench.source import Line
 from iogate.engines.workload import RunPlan
 from iogate.errors import EngineError, HostError
 from iogate.hosts.guard import Guard, distinct
@@ -134,13 +135,16 @@ class VdbenchEngine:
             initiator.write_text(parm, text)
         limit_s = int(plan.duration_s) + GRACE_S
         verify = " -v" if any(j.workload.verify for j in jobs) else ""
+        # java.io.tmpdir: vdbench's data-validation map files go there, not into /tmp.
+        opts = f"{jvm_opts}-Djava.io.tmpdir={work}/tmp -Diogate.parmfile={parm}"
         command = (
-            f"cd {shlex.quote(work)} && : > monitor && {prefix}env VDBENCH_JVM_OPTS={shlex.quote(f'{jvm_opts}-Diogate.parmfile={parm}')} "
+            f"cd {shlex.quote(work)} && : > monitor && mkdir -p tmp && {prefix}env VDBENCH_JVM_OPTS={shlex.quote(opts)} "
             f"timeout --kill-after=10 {limit_s} {shlex.quote(str(home / 'vdbench'))} -f {shlex.quote(parm)} "
             f"-o {shlex.quote(out)}{verify} > console.txt 2>&1"
         )
         journal = [self.run.ledger.intend("process", name=f"vdbench on {initiator.name}", marker=parm, host=initiator.name)]
         if initiator.is_local:
+            journal.append(self.run.ledger.intend("dir", path=f"{work}/tmp"))
             journal.append(self.run.ledger.intend("dir", path=out))
         stop = threading.Event()
         steer = thread = None
@@ -157,17 +161,27 @@ class VdbenchEngine:
                 thread.join()
             # vdbench has exited: its processes are gone, and its output directory is the
             # run's evidence from now on, kept (cleanup removes it only if we die before this).
-            release(self.run.ledger, journal[:1])
-            if len(journal) > 1:
-                self.run.ledger.released(journal[1])
+            release(self.run.ledger, journal[:2])  # the processes and the map files' tmp dir
+            if len(journal) > 2:
+                self.run.ledger.released(journal[2])
+            if not initiator.is_local:
+                initiator.run_unchecked("rm -rf %s", f"{work}/tmp")
         console = initiator.run_unchecked("cat %s", f"{work}/console.txt").stdout
         (local_dir / "console.txt").write_text(console)
         logfile = initiator.run_unchecked("cat %s", f"{out}/logfile.html").stdout
         where = f"host {initiator.name} ({parm})"
-        health.check(where, done.rc, console, logfile, stop_requested=bool(control and control.stop_requested),
-                     tolerated=self.tolerated_warnings)
         out_dir = Path(out) if initiator.is_local else self._fetch(initiator, out, local_dir / "out")
-        output = parse_outdir(out_dir)
+        errors = _product_errors(out_dir)
+        if not errors:
+            health.check(where, done.rc, console, logfile, stop_requested=bool(control and control.stop_requested),
+                         tolerated=self.tolerated_warnings)
+        try:
+            output = parse_outdir(out_dir)
+        except EngineError as exc:
+            if errors:  # vdbench stopped on them before finishing its reports
+                raise EngineError(f"{where}: vdbench reported {len(errors)} I/O or data-validation error(s) "
+                                  f"(first: {errors[0].text.strip()[:200]}) and its output is incomplete: {exc}") from exc
+            raise
         points = [p for p in output.points if p.rd == RD_NAME]
         if len(points) != 1:
             raise EngineError(f"{where}: {len(points)} run points named {RD_NAME} in {out_dir}")
@@ -190,6 +204,15 @@ class VdbenchEngine:
         with tarfile.open(fileobj=io.BytesIO(base64.b64decode(packed)), mode="r:gz") as archive:
             archive.extractall(local_dir, filter="data")
         return local_dir
+
+
+def _product_errors(out_dir: Path) -> list[Line]:
+    """errorlog.html's errors: vdbench then exits 157 and says so in its logs, but the failure is
+    the array's (I/O errors, corrupted data), a verdict for no_io_errors, not a tool failure."""
+    try:
+        return errorlog.error_lines(out_dir / "errorlog.html")
+    except EngineError:
+        return []  # no error log at all: vdbench failed before the run; health.check says why
 
 
 class _Steer:
