@@ -186,6 +186,15 @@ def test_run_cut_short_is_refused(tmp_path: Path) -> None:
         parse_outdir(out)
 
 
+def test_output_without_any_run_point_is_no_data(tmp_path: Path) -> None:
+    out = _copy(tmp_path, "run5_multihost")
+    lines = (out / "flatfile.html").read_text().splitlines(keepends=True)
+    header = next(i for i, line in enumerate(lines) if line.split()[:2] == ["tod", "timestamp"])
+    (out / "flatfile.html").write_text("".join(lines[: header + 1]))
+    with pytest.raises(EngineError, match="no run point completed"):
+        parse_outdir(out)
+
+
 def test_average_no_window_reproduces_is_refused(tmp_path: Path) -> None:
     out = _copy(tmp_path, "run5_multihost")
     line = _edit(out / "flatfile.html", "   956.0000", "   999.0000")

@@ -85,6 +85,8 @@ def parse_outdir(path: Path) -> Output:
     if not path.is_dir():
         raise EngineError(f"{path}: not a vdbench output directory")
     flat = parse_flatfile(path / "flatfile.html")
+    if not flat:
+        raise EngineError(f"{path / 'flatfile.html'}: no run point completed (no interval rows): no data")
     summary = path / "summary.html"
     labels = [label for line in read_lines(summary) if (label := run_label(line)) is not None]
     if len(labels) != len(flat):
