@@ -2,6 +2,8 @@
 
 - the measured phase start the engine reports is exactly where the averaged
   window of its result starts (both from vdbench's flatfile), after the ramp;
+- the master's port 5570 (wildcard address) is not open in this machine's own
+  network namespace: local runs get a private loopback-only one;
 - a stop request ends a long run early with full results (vdbench's own stop
   message is not mistaken for an abort);
 - a run that dies leaves JVMs and an output directory that `cleanup` removes,
@@ -35,6 +37,15 @@ SLOW = WorkloadSpec("slow", read_pct=50, random_pct=100, bs="4k", iodepth=1, rat
                     until_stopped=True)
 
 
+MASTER_PORT = 5570
+
+
+def _listening_here(port: int) -> bool:
+    """A TCP listener on `port` in this process's (the machine's own) network namespace."""
+    rows = [r.split() for name in ("tcp", "tcp6") for r in Path(f"/proc/self/net/{name}").read_text().splitlines()[1:]]
+    return any(r[3] == "0A" and int(r[1].rsplit(":", 1)[1], 16) == port for r in rows)
+
+
 def _engine(lab: Lab, run: Run, array: LocalArray, home: Path) -> tuple[VdbenchEngine, RunPlan]:
     volume = array.create_volume("ctl", 64 << 20)
     guard = Guard()
@@ -49,10 +60,18 @@ def _engine(lab: Lab, run: Run, array: LocalArray, home: Path) -> tuple[VdbenchE
 def test_measuring_start_and_stop_on_request(local_lab: Lab, local_run: Run, local_array: LocalArray) -> None:
     engine, plan = _engine(local_lab, local_run, local_array, require_vdbench())
     control = LoadControl()
-    stopper = threading.Thread(target=lambda: control.wait_measuring(120) and control.request_stop(), daemon=True)
+    root_listeners: list[bool] = []
+
+    def stop_once_measuring() -> None:
+        if control.wait_measuring(120) is not None:
+            root_listeners.append(_listening_here(MASTER_PORT))
+            control.request_stop()
+
+    stopper = threading.Thread(target=stop_once_measuring, daemon=True)
     stopper.start()
     result = engine.run_plan(plan, control)
     stopper.join()
+    assert root_listeners == [False]  # the master's wildcard port stayed in its private namespace
     assert control.measuring_since_ms == result.start_ms  # same flatfile row, same rule
     assert result.start_ms < min(s.t_ms for s in result.series.samples)
     measured_s = result.jobs[0]["read"].runtime_ms / 1000

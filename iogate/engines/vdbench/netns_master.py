@@ -28,6 +28,7 @@ from pathlib import Path
 
 from iogate import shell
 from iogate.errors import HostError
+from iogate.ledger import Entry
 from iogate.resources import marker_pids, release
 from iogate.run import Run
 
@@ -123,6 +124,17 @@ def _start_rsh(run: Run, net: MasterNet, host: str, host_ns: str, vdbench: Path,
         time.sleep(0.3)
     log_text = (base / f"rsh-{host}.log").read_text(errors="replace")[-1500:]
     raise HostError(f"vdbench rsh daemon in {host_ns} did not listen on {RSH_PORT} within {READY_TIMEOUT_S:g} s: {log_text}")
+
+
+def private_namespace(run: Run, label: str) -> Entry:
+    """A loopback-only namespace for a vdbench run on this machine (journalled; release() deletes it)."""
+    digest = hashlib.sha1(f"{run.run_dir}/{label}".encode()).hexdigest()[:10]
+    name = f"iogvdb{digest}"
+    entry = run.ledger.intend("netns", name=name, host="vdbench private network")
+    _ip("netns", "add", name)
+    run.ledger.created(entry, inode=os.stat(f"/run/netns/{name}").st_ino)
+    _ip("-n", name, "link", "set", "dev", "lo", "up")
+    return entry
 
 
 def join_cgroup(cgroup: str, pids: list[int]) -> None:

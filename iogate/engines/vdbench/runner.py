@@ -5,8 +5,10 @@ guard admits every target by identity first; the ledger journals the output
 directory and the vdbench processes (every JVM, master and slaves, carries the
 parmfile path on its command line through VDBENCH_JVM_OPTS, the marker
 `iogate cleanup` kills by) before they exist. vdbench runs on the jobs' host
-(as fio does); a plan spanning hosts runs one master in its own network
-namespace with hd= per host (netns_master.py), or is refused without one.
+(as fio does; on this machine inside a private loopback-only network namespace,
+so the master's wildcard port 5570 is never open on an outside address); a plan
+spanning hosts runs one master in its own network namespace with hd= per host
+(netns_master.py), or is refused without one.
 
 LoadControl: the measured phase starts where vdbench's averaged window starts
 (see window.py and parmfile.py: after the ramp), read from the flatfile as
@@ -31,7 +33,7 @@ from iogate.engines.base import LoadControl
 from iogate.engines.vdbench import errorlog, health, parmfile
 from iogate.engines.vdbench.flatfile import parse_rows
 from iogate.engines.vdbench.locate import vdbench_home
-from iogate.engines.vdbench.netns_master import MasterNet, join_cgroup, rsh_marker
+from iogate.engines.vdbench.netns_master import MasterNet, join_cgroup, private_namespace, rsh_marker
 from iogate.engines.vdbench.outdir import parse_outdir, to_run_result
 from iogate.engines.vdbench.source import Line
 from iogate.engines.workload import RunPlan
@@ -99,8 +101,18 @@ class VdbenchEngine:
         if len(cgroups) > 1:
             raise EngineError(f"host {initiator.name}: jobs of one vdbench run span cgroups {sorted(cgroups)}")
         join = f"echo $$ > {shlex.quote(cgroups.pop())}/cgroup.procs && " if cgroups else ""
-        return self._execute(plan, initiator, local_dir, work, text, home, control, prefix=join, jvm_opts="",
-                             job_hosts={}, hd_hosts={})
+        if not initiator.is_local:
+            return self._execute(plan, initiator, local_dir, work, text, home, control, prefix=join, jvm_opts="",
+                                 job_hosts={}, hd_hosts={})
+        # On this machine the master's port 5570 (wildcard address) stays inside a private,
+        # loopback-only namespace; master and slaves talk over its lo, the devices are shared.
+        namespace = private_namespace(self.run, point)
+        try:
+            return self._execute(plan, initiator, local_dir, work, text, home, control,
+                                 prefix=f"{join}exec ip netns exec {shlex.quote(namespace.attrs['name'])} ",
+                                 jvm_opts="", job_hosts={}, hd_hosts={})
+        finally:
+            release(self.run.ledger, [namespace])
 
     def _run_multi(self, plan: RunPlan, point: str, control: LoadControl | None) -> RunResult:
         """One master in its namespace on this machine, slaves on every host through their rsh daemons."""
