@@ -1,4 +1,4 @@
-"""A RunPlan (the jobs of one host) rendered as one vdbench parameter file.
+"""A RunPlan's jobs rendered as one vdbench parameter file (one host, or hd= per host).
 
 One sd= per distinct target (openflags=o_direct; threads = the sum of its jobs'
 iodepth x numjobs), one wd= per job named after it (rdpct, seekpct, xfersize or
@@ -7,13 +7,18 @@ average also counts the last warmup interval (see window.py), so a ramp of R s
 is warmup=R+1 and elapsed=runtime-1: the averaged window is then exactly the
 runtime after the ramp; no ramp is warmup=0 (vdbench then averages every interval).
 Rates: vdbench has one iorate per rd, split between wds by skew, so per-job rates
-become iorate=sum and skew=each job's share. `monitor=FILE` lets the runner end
-the run early (write `end_vdbench`): vdbench finishes the interval and reports.
+become iorate=sum and skew=each job's share; fio's rate_process linear is
+distribution=deterministic, poisson vdbench's default (exponential). Data
+pattern: compratio/dedupratio/dedupunit/dedupsets from the spec's extra fields,
+else from compress_pct/dedupe_pct (ratio = 100/(100-pct), dedupunit 4k).
+`monitor=FILE` lets the runner end the run early (write `end_vdbench`): vdbench
+finishes the interval and reports.
 
-Cannot be expressed (Unsupported, with the reason): a rate on some jobs but not
-others, per-direction block-size splits (fio's "r,w" bssplit), data-pattern
-settings that differ between jobs (compratio/dedup are global in vdbench), fio
-connection options (e.g. ioengine=nbd), fio-only extra options.
+Cannot be expressed (Unsupported, one line each): a rate on some jobs but not
+others; per-direction block-size splits (fio's "r,w" bssplit); data pattern,
+runtime, ramp or rate process differing between jobs (vdbench has one per run);
+fio connection options (e.g. ioengine=nbd: vdbench reads block devices and
+files only); an offset given as a share; fio-only extra options.
 """
 
 from __future__ import annotations
