@@ -35,7 +35,9 @@ class DeviceIdentity(Strict):
     """How a device is recognised: by what it *is*, never by its /dev name.
 
     Exactly one of backing_file (loop), wwn (SCSI VPD 0x83), nguid or eui (NVMe),
-    serial, or nfs_export (server:/path) is set.
+    serial, or nfs_export (server:/path) is set. `destructive: true` says old
+    file systems on it may be overwritten (see iogate.hosts.usage); it never
+    admits a device that is mounted, held or swapped on.
     """
 
     backing_file: str | None = None
@@ -43,16 +45,17 @@ class DeviceIdentity(Strict):
     nguid: str | None = None
     serial: str | None = None
     nfs_export: str | None = None
+    destructive: bool = False
 
     @model_validator(mode="after")
     def _exactly_one(self) -> DeviceIdentity:
-        set_fields = [name for name, value in self.model_dump().items() if value]
+        set_fields = [name for name, value in self.model_dump(exclude={"destructive"}).items() if value]
         if len(set_fields) != 1:
             raise ValueError(f"give exactly one of backing_file, wwn, nguid, serial, nfs_export (got {set_fields or 'none'})")
         return self
 
     def describe(self) -> str:
-        (name, value), = [(k, v) for k, v in self.model_dump().items() if v]
+        (name, value), = [(k, v) for k, v in self.model_dump(exclude={"destructive"}).items() if v]
         return f"{name} {value}"
 
 

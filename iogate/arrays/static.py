@@ -69,6 +69,8 @@ class StaticVolume(Strict):
     identity: DeviceIdentity
     export: dict[str, Any] = Field(default_factory=dict)
     host: str | None = None  # the lab host it is mapped to, when only one is
+    # Old file systems on it may be overwritten (bench-fio's word); never admits a mounted or held device.
+    destructive: bool = False
 
     @field_validator("size")
     @classmethod
@@ -147,7 +149,7 @@ class StaticArray:
             volume = Volume(
                 name=name,
                 size_bytes=parse_size_bytes(static.size),
-                identity=static.identity,
+                identity=static.identity.model_copy(update={"destructive": True}) if static.destructive else static.identity,
                 export={**static.export, "array_volume": static.name, "protocol": static.protocol},
             )
             self._handed_out[name] = (static, volume)
