@@ -8,6 +8,7 @@ pytest_plugins = [
     "plugins.parametrize",
     "plugins.scheduling",
     "plugins.progress",
+    "plugins.heal",
     "fixtures.lab",
     "fixtures.volumes",
     "fixtures.workload",

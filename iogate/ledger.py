@@ -158,6 +158,17 @@ def process_start_ticks(pid: int) -> int | None:
     return int(fields[19])
 
 
+def owner_state(header: dict[str, Any]) -> str:
+    """"alive" (same host, pid and start time), "gone" (no such process on this host, or the pid
+    now belongs to a later process) or "elsewhere" (opened on another host: cannot be told here)."""
+    if header.get("host") not in (None, socket.gethostname()):
+        return "elsewhere"
+    pid = header.get("pid")
+    if pid is None:
+        return "gone"
+    return "alive" if process_start_ticks(int(pid)) == header.get("pid_start") else "gone"
+
+
 def owner_alive(header: dict[str, Any]) -> bool:
     """True while the process that opened the ledger still runs (same pid, same start)."""
     pid = header.get("pid")
