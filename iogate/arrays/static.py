@@ -122,6 +122,20 @@ class StaticArray:
         self._handed_out: dict[str, tuple[StaticVolume, Volume]] = {}
         self.events: list[dict[str, Any]] = []  # every hook run, timed (for the report)
 
+    @classmethod
+    def lab_problems(cls, lab: Lab, options: StaticOptions) -> list[tuple[tuple[str | int, ...], str]]:
+        """Each listed volume's protocol must be a connector the lab uses, its host a lab host."""
+        connectors = sorted({p.connector for p in lab.protocols})
+        hosts = [h.name for h in lab.hosts]
+        problems: list[tuple[tuple[str | int, ...], str]] = []
+        for index, volume in enumerate(options.volumes):
+            if volume.protocol not in connectors:
+                problems.append((("array", "options", "volumes", index, "protocol"),
+                                 f"{volume.protocol!r} is not a connector of the lab's protocols {connectors}"))
+            if volume.host is not None and volume.host not in hosts:
+                problems.append((("array", "options", "volumes", index, "host"), f"{volume.host!r} is not a lab host {hosts}"))
+        return problems
+
     def setup(self) -> None:
         """Nothing to prepare: the volumes exist already."""
 
