@@ -9,6 +9,7 @@ pytest_plugins = [
     "plugins.scheduling",
     "plugins.progress",
     "plugins.heal",
+    "plugins.redaction",
     "fixtures.lab",
     "fixtures.volumes",
     "fixtures.workload",

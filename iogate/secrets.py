@@ -102,3 +102,51 @@ def redact(text: str) -> str:
     for value in values:
         text = text.replace(value, MASK)
     return text
+
+
+def redact_tree(value: object) -> object:
+    """A JSON-like structure (evidence, facts) with every string redacted."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {key: redact_tree(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(redact_tree(item) for item in value)
+    return value
+
+
+# Credentials written inline where a reference would belong: the password of a URL's
+# userinfo (https://user:pw@host), curl's -u/--user, an Authorization header's value.
+_INLINE = (
+    re.compile(r"[a-z][a-z0-9+.-]*://[^/\s:@]+:([^@\s/]+)@", re.IGNORECASE),
+    re.compile(r"(?:^|\s)(?:-u|--user)[\s=]+['\"]?[^:\s'\"]+:([^\s'\"]+)"),
+    re.compile(r"authorization:\s*(?:basic|bearer|token)?\s*([^\s'\"]+)", re.IGNORECASE),
+)
+
+
+def register_inline(text: str) -> None:
+    """Register credentials written inline in a command line or URL (see _INLINE)."""
+    for pattern in _INLINE:
+        for match in pattern.finditer(text):
+            if len(match.group(1)) >= MIN_LENGTH:
+                register(match.group(1))
+
+
+def install_log_redaction() -> None:
+    """Every log record, whichever handler writes it, carries its message redacted (idempotent)."""
+    import logging
+
+    factory = logging.getLogRecordFactory()
+    if getattr(factory, "iogate_redacting", False):
+        return
+
+    def redacting(*args: object, **kwargs: object) -> logging.LogRecord:
+        record = factory(*args, **kwargs)  # type: ignore[arg-type]
+        message = record.getMessage()
+        clean = redact(message)
+        if clean != message:
+            record.msg, record.args = clean, None
+        return record
+
+    redacting.iogate_redacting = True  # type: ignore[attr-defined]
+    logging.setLogRecordFactory(redacting)

@@ -17,6 +17,7 @@ from testinfra.backend.base import CommandResult
 
 from iogate.errors import HostError
 from iogate.lab import HostConfig
+from iogate.secrets import redact, register
 
 
 @dataclass
@@ -98,10 +99,10 @@ class Initiator:
 
 
 def _redact(text: str, secrets: Sequence[str]) -> str:
+    """text without the given secrets nor any other secret the run knows (iogate.secrets)."""
     for secret in secrets:
-        if secret:
-            text = text.replace(secret, "***").replace(shlex.quote(secret), "***")
-    return text
+        register(secret)
+    return redact(text)
 
 
 def str_parent(path: str) -> str:
