@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from iogate.errors import LedgerError
+from iogate.secrets import redact
 
 LEDGER_NAME = "ledger.jsonl"
 
@@ -112,7 +113,8 @@ class Ledger:
     def _write(self, record: dict[str, Any]) -> None:
         try:
             with self.path.open("a") as handle:
-                handle.write(json.dumps(record, sort_keys=True) + "\n")
+                # Attributes may quote a command line (a remote undo); no resolved secret goes to disk.
+                handle.write(redact(json.dumps(record, sort_keys=True)) + "\n")
                 handle.flush()
                 os.fsync(handle.fileno())
         except OSError as exc:

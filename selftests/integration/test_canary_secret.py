@@ -35,12 +35,16 @@ def test_canary_secret_appears_nowhere(tmp_path: Path) -> None:
          "-p", "no:cacheprovider"],
         cwd=ROOT, capture_output=True, text=True, timeout=300, env=env,
     )
-    streams = session.stdout + session.stderr
+    exported = subprocess.run([sys.executable, "-m", "iogate", "export", "--store", str(outputs / "results.sqlite"),
+                               "--out", str(outputs / "exports")], cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
+    assert exported.returncode == 0, exported.stderr
+    streams = session.stdout + session.stderr + exported.stdout + exported.stderr
     # The session really pushed the secret at every output: four failures, each with its redacted error.
-    assert "4 failed" in streams, streams[-4000:]
+    assert "4 failed, 1 passed" in streams, streams[-4000:]
     assert "`dedupe` hook failed" in streams and "`snapshot_create` hook failed" in streams
     assert "node.session.auth.password=***" in streams and "***" in (outputs / "junit.xml").read_text()
     assert list((outputs / "allure").glob("*-result.json")) and list(work.glob("runs/*/ledger.jsonl"))
+    assert list((outputs / "exports").rglob("*.csv"))
 
     # The stem catches partial leaks too (a shell expanding the '$x' tail away).
     forms = {canary, quote(canary, safe=""), quote(canary), file_canary, canary[:-3]}

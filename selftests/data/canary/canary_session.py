@@ -1,6 +1,6 @@
 """Run by selftests/integration/test_canary_secret.py as a whole pytest session: each test pushes the
 canary secret towards an output (hook failure, HTTP URL, CHAP command error, log, print, assertion,
-attachment); none of it may show the secret."""
+attachment, results store); none of it may show the secret."""
 
 from __future__ import annotations
 
@@ -13,8 +13,11 @@ import pytest
 from iogate.arrays.static import StaticArray
 from iogate.hosts.initiator import Initiator
 from iogate.lab import Lab
+from iogate.results.store import ResultsStore, RunPoint
 from iogate.run import Run
 from iogate.secrets import resolve
+from iogate.verdict import Verdict
+from plugins.options import IOGateConfig
 
 
 @pytest.fixture
@@ -43,3 +46,11 @@ def test_log_print_assert_attach() -> None:
     print(f"stdout carries {canary}")
     allure.attach(f"attachment with {canary}", name="canary attachment")
     assert canary == "something else"
+
+
+def test_verdict_detail_stored(iogate_config: IOGateConfig, run: Run) -> None:
+    canary = os.environ["IOGATE_CANARY"]
+    verdict = Verdict("no_io_errors", False, 1, 0, "errors", detail=f"hook output quoted {canary}")
+    point = RunPoint.from_verdicts(run_id=run.run_id, lab="canary", array="canary-array", test_id="canary::store", params={},
+                                   metrics={}, verdicts=[verdict])
+    ResultsStore(iogate_config.results_db).add(point)
