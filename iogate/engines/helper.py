@@ -35,8 +35,10 @@ def require_complete(plan: RunPlan, result: RunResult, what: str = "helper job")
         if job is None:
             problems.append(f"volume {volume} on host {host}: no result for job {spec.name}")
         elif job.error:
+            # A thin (over-committed) pool that fills shows as ENOSPC, or as EIO through a loop device.
+            full = " (the array's pool is full or failing)" if job.error in (errno.ENOSPC, errno.EIO) else ""
             problems.append(f"volume {volume} on host {host}: {_errno_text(job.error)} after {_bytes_done(job)} bytes "
-                            f"of {spec.target.volume.size_bytes}")
+                            f"of {spec.target.volume.size_bytes}{full}")
         elif _bytes_done(job) == 0:
             problems.append(f"volume {volume} on host {host}: no I/O done (0 bytes of {spec.target.volume.size_bytes})")
     if problems:
