@@ -11,13 +11,14 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
 import testinfra
 from testinfra.backend.base import CommandResult
 
 from iogate.errors import HostError
 from iogate.lab import HostConfig
-from iogate.secrets import redact, register
+from iogate.secrets import redact, register, register_inline, resolve_embedded
 
 
 @dataclass
@@ -40,10 +41,13 @@ class Initiator:
         if config.transport.startswith(("ssh://", "paramiko://")):
             # A lab host is ours to drive: no interactive prompts, no known_hosts churn.
             kwargs["ssh_extra_args"] = "-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o ConnectTimeout=10"
+        # A password in the URL (paramiko://root:${env:PW}@host) is a reference, percent-encoded in.
+        transport = resolve_embedded(config.transport, escape=lambda value: quote(value, safe=""))
+        register_inline(transport)
         try:
-            host = testinfra.get_host(config.transport, **kwargs)
+            host = testinfra.get_host(transport, **kwargs)
         except Exception as exc:  # testinfra raises plain exceptions for bad URLs
-            raise HostError(f"host {config.name}: cannot open transport {config.transport}: {exc}") from exc
+            raise HostError(f"host {config.name}: cannot open transport {config.transport}: {exc}") from None
         return cls(config=config, host=host)
 
     @property

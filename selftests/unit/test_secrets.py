@@ -56,3 +56,13 @@ def test_log_records_redacted(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.INFO):
         logging.getLogger("iogate.test").info("token %s", "log-secret-2")
     assert "log-secret-2" not in caplog.text and "token ***" in caplog.text
+
+
+def test_transport_password_reference_resolved_and_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
+    from iogate.hosts.initiator import Initiator
+    from iogate.lab import HostConfig
+
+    monkeypatch.setenv("IOGATE_T_SSH", "ssh-pass/word")
+    host = Initiator.from_config(HostConfig(name="h", transport="paramiko://root:${env:IOGATE_T_SSH}@192.0.2.1"))
+    assert host.host.backend.host.password == "ssh-pass/word"  # testinfra decodes the percent-encoded form
+    assert secrets.redact("paramiko://root:ssh-pass%2Fword@192.0.2.1") == "paramiko://root:***@192.0.2.1"
