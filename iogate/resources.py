@@ -236,8 +236,8 @@ def heal(workdir: Path | str) -> HealReport:
     for path in sorted((Path(workdir) / "runs").glob("*/ledger.jsonl")):
         try:
             ledger, header = Ledger.load(path)
-        except IOGateError as exc:
-            report.failed.append(f"{path.parent.name}: {exc}")
+        except (IOGateError, KeyError, TypeError) as exc:  # a journal hand-edited or torn mid-record
+            report.failed.append(f"{path.parent.name}: unreadable journal {path}: {exc!r}")
             continue
         if not ledger.open_entries():
             continue

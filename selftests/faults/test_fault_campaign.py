@@ -158,6 +158,32 @@ def test_controller_sigkilled(stage: str, tmp_path: Path) -> None:
     record(row, bound_s=60, names=(f"controller pid {victim.pid} gone",))
 
 
+def test_pytest_sigkilled_during_baseline_then_next_session_heals(tmp_path: Path) -> None:
+    """The issue's own case: pytest itself killed mid-load; the next session's start cleans up and says so."""
+    work = tmp_path / "work"
+    lab = tmp_path / "lab.yaml"
+    lab.write_text((ROOT / "labs" / "local.yaml").read_text().replace("workdir: /var/tmp/iogate", f"workdir: {work}"))
+    args = ["--lab", str(lab), "--profile", "smoke", "--results-db", str(tmp_path / "results.sqlite"), "-p", "no:cacheprovider"]
+    victim = subprocess.Popen([sys.executable, "-m", "pytest", "tests/test_baseline.py", "-q", *args], cwd=ROOT,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while not _fio_running(work) and time.monotonic() < deadline and victim.poll() is None:
+            time.sleep(0.2)
+        assert _fio_running(work), "the baseline never started fio"
+    finally:
+        victim.send_signal(signal.SIGKILL)
+        victim.wait()
+    assert any(leftovers(work).values())
+    started = time.monotonic()
+    session = subprocess.run([sys.executable, "-m", "pytest", "tests", "-k", "iogate_selects_nothing", *args], cwd=ROOT,
+                             capture_output=True, text=True, timeout=300)
+    detect_s = time.monotonic() - started
+    lines = [line for line in session.stdout.splitlines() if line.startswith("iogate")]
+    row = FaultRow("SIGKILL pytest during baseline load", "; ".join(lines), detect_s, session.returncode == 5, leftovers(work))
+    record(row, bound_s=120, names=("iogate self-healing start", "killed fio on localhost", f"controller pid {victim.pid} gone"))
+
+
 # -- faults the running session sees and names ---------------------------------------------------
 def test_fio_sigkilled_under_load(tmp_path: Path) -> None:
     work = tmp_path / "work"
