@@ -66,7 +66,10 @@ class Initiator:
         try:
             return self.host.run(line)
         except Exception as exc:  # transport failure (ssh down, host gone)
-            raise HostError(_redact(f"host {self.name}: cannot run {line!r}: {exc}", secrets)) from None
+            # testinfra's ssh backend raises with the CommandResult: its stderr is what ssh said.
+            said = getattr(exc.args[0], "stderr", None) if exc.args else None
+            detail = said.strip() if isinstance(said, str) and said.strip() else str(exc)
+            raise HostError(_redact(f"host {self.name}: cannot run {line!r}: {detail}", secrets)) from None
 
     def run(self, command: str, *args: str, secrets: Sequence[str] = ()) -> CommandResult:
         """Run a shell command; a non-zero exit raises HostError naming host and command."""

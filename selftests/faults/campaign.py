@@ -58,10 +58,10 @@ def detect(action: Callable[[], object], expected: type[BaseException]) -> tuple
 
 
 def table(rows: list[FaultRow]) -> list[str]:
-    head = f"{'fault':<34} {'detect_s':>8} {'went on':>7}  {'leftovers (loops/mounts/procs/cgroups/ledger)':<46} error"
+    head = f"{'fault':<38} {'detect_s':>8} {'went on':>7}  {'leftovers (loops/mounts/procs/cgroups/ledger)':<46} error"
     lines = [head, "-" * len(head)]
     for row in rows:
         counts = "/".join(str(row.leftovers.get(k, "?")) for k in ("loops", "mounts", "processes", "cgroups", "ledger"))
-        lines.append(f"{row.fault:<34} {row.detect_s:>8.2f} {'yes' if row.went_on else 'NO':>7}  {counts:<46} "
+        lines.append(f"{row.fault:<38} {row.detect_s:>8.2f} {'yes' if row.went_on else 'NO':>7}  {counts:<46} "
                      f"{row.error.splitlines()[0][:160]}")
     return lines

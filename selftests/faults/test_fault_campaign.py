@@ -381,7 +381,8 @@ def test_host_unreachable(tmp_path: Path) -> None:
     host = Initiator.from_config(HostConfig(name="array-side", transport="ssh://root@127.0.0.1:1"))
     error, detect_s = detect(lambda: host.run("true"), HostError)
     went_on = Initiator.from_config(HostConfig(name="localhost")).run("true").rc == 0
-    record(FaultRow("host unreachable (ssh refused)", error, detect_s, went_on, leftovers(tmp_path)), bound_s=30, names=("array-side",))
+    record(FaultRow("host unreachable (ssh refused)", error, detect_s, went_on, leftovers(tmp_path)), bound_s=30,
+           names=("host array-side", "Connection refused"))
 
 
 @pytest.mark.parametrize("name", ["volumes_exceed_pool", "pool_size_beyond_any_fs", "secret_env_unset", "workdir_root"])
