@@ -3,22 +3,27 @@
 iogate.secrets knows every resolved (and registered) secret value. Here the
 pytest side applies it where pytest and allure-pytest write: each test report's
 failure text and captured sections (terminal, junit, Allure read those), every
-log record, and, as a last line, the Allure results and junit files at the end
-of the session (attachments written by code that did not redact).
+log record, Allure results and attachments as they are written
+(plugins.allure_redaction), and, as a last line, the Allure results and junit
+files again at the end of the session.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from iogate.secrets import install_log_redaction, redact
+from plugins import allure_redaction
 
 
+@pytest.hookimpl(trylast=True)  # after allure-pytest registered its file logger
 def pytest_configure(config: pytest.Config) -> None:
     install_log_redaction()
+    allure_redaction.install()
 
 
 @pytest.hookimpl(hookwrapper=True, trylast=True)
@@ -45,6 +50,8 @@ def _scrub(path: Path) -> None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config: pytest.Config) -> None:
+    if os.environ.get("IOGATE_SELFTEST_NO_FINAL_SCRUB"):  # the canary self-test proves redaction at the source
+        return
     results = config.getoption("allure_report_dir", None)
     if results and Path(results).is_dir():
         for path in Path(results).iterdir():

@@ -27,7 +27,8 @@ def test_canary_secret_appears_nowhere(tmp_path: Path) -> None:
     lab.write_text((DATA / "lab.yaml").read_text().replace("WORKDIR", str(work)).replace("CANARY_FILE", str(secret_file)))
     outputs = tmp_path / "out"
     outputs.mkdir()
-    env = {**os.environ, "IOGATE_CANARY": canary}
+    # Without the end-of-session scrub: every writer must redact at the source.
+    env = {**os.environ, "IOGATE_CANARY": canary, "IOGATE_SELFTEST_NO_FINAL_SCRUB": "1"}
     session = subprocess.run(
         [sys.executable, "-m", "pytest", str(DATA / "canary_session.py"), "--lab", str(lab), "-v", "-rA", "--tb=long", "-l",
          "--alluredir", str(outputs / "allure"), "--junitxml", str(outputs / "junit.xml"),
