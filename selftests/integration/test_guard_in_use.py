@@ -142,3 +142,43 @@ def test_root_file_system_refused() -> None:
     guard, me = Guard(), Initiator.from_config(HostConfig(name="me"))
     with pytest.raises(GuardRefused, match=r"the root file system \(/\)"):
         guard.check_device(me, root_source)
+
+
+def test_static_lab_handing_out_a_mounted_loop_is_refused_before_fio(tmp_path: Path) -> None:
+    """The issue's case: a static lab lists a mounted device by identity; only the guard stands before fio."""
+    from iogate.arrays.static import StaticArray
+    from iogate.engines.fio.runner import FioEngine
+    from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
+    from iogate.hosts.connectors.block import BlockConnector
+    from iogate.lab import DEFAULT_LAB, load_lab
+    from iogate.resources import release_all
+    from iogate.run import Run
+
+    image, mnt = tmp_path / "static.img", tmp_path / "mnt"
+    mnt.mkdir()
+    with loop_on(image) as device:
+        _sh("mkfs.ext4", "-q", "-F", device)
+        _sh("mount", device, str(mnt))
+        (mnt / "data").write_text("precious")
+        run = None
+        try:
+            base = load_lab(DEFAULT_LAB)
+            volumes = [{"name": "lun1", "size": "32MiB", "protocol": "block", "identity": {"backing_file": str(image)},
+                        "export": {"device": device}, "destructive": True}]
+            lab = base.model_copy(update={"workdir": str(tmp_path / "work"),
+                                          "array": base.array.model_copy(update={"driver": "static", "options": {"volumes": volumes}})})
+            run = Run.start(lab.workdir, "static")
+            volume = StaticArray(lab, run).create_volume("v1", 32 << 20, export="block")
+            guard = Guard()
+            guard.admit(volume.identity)
+            me = Initiator.from_config(lab.hosts[0])
+            connection = BlockConnector(lab.protocol("block"), run).connect(me, volume)
+            engine = FioEngine(run, {me.name: me}, guard)
+            with pytest.raises(GuardRefused, match=f"refusing {device} on host localhost: in use: .*mounted at {mnt}"):
+                engine.run_plan(RunPlan("p", (JobSpec("w", WorkloadSpec("w", read_pct=0, runtime_s=1), connection),)))
+            assert not list(run.run_dir.glob("points/*/localhost/out.json"))  # fio never started
+            assert (mnt / "data").read_text() == "precious"
+        finally:
+            subprocess.run(["umount", str(mnt)], check=False)
+            if run is not None:
+                release_all(run.ledger)
