@@ -233,7 +233,13 @@ class LocalArray:
         started = time.monotonic()
         files = [str(self._volume_file(v)) for v, _ in self._volumes.values()]
         hashfile = self.run.path("dedupe.hash")
-        _run(["duperemove", "-d", "-q", "-b", "64k", "--hashfile", str(hashfile), *files])
+        # Journalled by its hash file: a controller killed mid-pass must not leave duperemove
+        # running in the pool (it would keep the pool busy and outlive the run).
+        entry = self.run.ledger.intend("process", name="duperemove", marker=str(hashfile))
+        try:
+            _run(["duperemove", "-d", "-q", "-b", "64k", "--hashfile", str(hashfile), *files])
+        finally:
+            release(self.run.ledger, [entry])
         hashfile.unlink(missing_ok=True)
         _run(["sync", "-f", str(self.pool_dir)])
         after = self.pool_used_bytes()

@@ -40,7 +40,7 @@ from iogate.hosts.guard import Guard
 from iogate.hosts.initiator import Initiator
 from iogate.lab import DEFAULT_LAB, DeviceIdentity, HostConfig, Lab, load_lab
 from iogate.metrics.types import Dir
-from iogate.resources import heal, release_all
+from iogate.resources import heal, marker_pids, release_all
 from iogate.run import Run
 from selftests.conftest import block_target
 from selftests.faults.campaign import ROWS, FaultRow, detect, leftovers
@@ -105,6 +105,8 @@ array.setup()
 volume = array.create_volume("v1", 256 << 20)
 if stage == "provision":
     print("READY", flush=True); time.sleep(600)
+if stage == "event":  # duperemove on PATH is the campaign's stand-in for a long dedupe pass
+    print("READY", flush=True); array.dedupe_run(); time.sleep(600)
 if stage == "teardown":
     real = resources.release
     def slow(ledger, entries):
@@ -136,16 +138,30 @@ def _fio_running(work: Path) -> bool:
     return False
 
 
-@pytest.mark.parametrize("stage", ["provision", "prefill", "load", "teardown"])
+def _slow_duperemove(tmp_path: Path) -> Path:
+    """A `duperemove` that runs for minutes (a big pool's pass), its arguments on its command line."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "duperemove"
+    fake.write_text(f'#!/bin/sh\nexec {sys.executable} -c "import time; time.sleep(600)" "$@"\n')
+    fake.chmod(0o755)
+    return bin_dir
+
+
+@pytest.mark.parametrize("stage", ["provision", "prefill", "load", "event", "teardown"])
 def test_controller_sigkilled(stage: str, tmp_path: Path) -> None:
     work = tmp_path / "work"
-    victim = subprocess.Popen([sys.executable, "-c", VICTIM, str(work), stage], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    env = {**os.environ, "PATH": f"{_slow_duperemove(tmp_path)}:{os.environ['PATH']}"} if stage == "event" else None
+    victim = subprocess.Popen([sys.executable, "-c", VICTIM, str(work), stage], cwd=ROOT, stdout=subprocess.PIPE, text=True, env=env)
     try:
         assert victim.stdout is not None and victim.stdout.readline().strip() == "READY"
         deadline = time.monotonic() + 30
         while stage in ("prefill", "load") and not _fio_running(work) and time.monotonic() < deadline:
             time.sleep(0.2)
         assert stage not in ("prefill", "load") or _fio_running(work)
+        while stage == "event" and not marker_pids(f"{work}/runs") and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert stage != "event" or marker_pids(f"{work}/runs"), "duperemove never started"
     finally:
         victim.send_signal(signal.SIGKILL)
         victim.wait()
