@@ -13,7 +13,7 @@ REPORT ?= allure-report
 PYTEST_ARGS ?=
 STAMP := $(VENV)/.installed
 
-.PHONY: setup apt venv allure-cli accept check report export bench lint cleanup clean
+.PHONY: setup apt venv allure-cli accept check faults report export bench lint cleanup clean
 
 setup: apt $(STAMP) allure-cli
 
@@ -55,6 +55,10 @@ export: $(STAMP)
 
 check: setup lint
 	$(PY) -m pytest selftests $(PYTEST_ARGS)
+
+# The fault campaign alone (it also runs inside `make check`): prints its table of faults.
+faults: setup
+	$(PY) -m pytest selftests/faults -m faults $(PYTEST_ARGS)
 
 lint:
 	$(VENV)/bin/ruff check iogate fixtures plugins criteria tests selftests conftest.py

@@ -22,6 +22,7 @@ import iogate
 from iogate.errors import IOGateError
 from iogate.metrics.histogram import Histogram
 from iogate.metrics.types import Dir, RunResult
+from iogate.secrets import redact  # verdict details may quote an error or hook output
 from iogate.verdict import Verdict
 
 DEFAULT_STORE_PATH = Path(".iogate/results.sqlite")
@@ -131,7 +132,7 @@ class ResultsStore:
     def add(self, point: RunPoint) -> RunPoint:
         """Store a run point; returns it with its row id."""
         row = (point.run_id, point.lab, point.array, point.test_id, canonical_params(point.params),
-               json.dumps(point.metrics, sort_keys=True), json.dumps(list(point.verdicts), default=str),
+               json.dumps(point.metrics, sort_keys=True), redact(json.dumps(list(point.verdicts), default=str)),
                point.started_at, point.suite_version)
         try:
             with self._connect() as db:
