@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from iogate.arrays.base import Volume
 from iogate.arrays.local import LocalArray
@@ -18,6 +19,11 @@ from iogate.hosts.initiator import Initiator
 from iogate.lab import DEFAULT_LAB, Lab, QoS, load_lab
 from iogate.resources import release_all
 from iogate.run import Run
+
+# Property tests judge values, never time: hypothesis' default 200 ms per-example deadline is a
+# wall-clock margin that a loaded 2-core machine misses (a 47 ms example took 471 ms under load).
+settings.register_profile("iogate", deadline=None, print_blob=True)
+settings.load_profile("iogate")
 
 
 @pytest.fixture
