@@ -17,6 +17,7 @@ ARRAY_DRIVERS: dict[str, str] = {
     "local": "iogate.arrays.local:LocalArray",
     "linux_target": "iogate.arrays.linux_target:LinuxTarget",
     "static": "iogate.arrays.static:StaticArray",
+    "powerstore": "iogate.arrays.powerstore:PowerStore",
 }
 
 CONNECTORS: dict[str, str] = {
