@@ -18,6 +18,7 @@ ARRAY_DRIVERS: dict[str, str] = {
     "linux_target": "iogate.arrays.linux_target:LinuxTarget",
     "static": "iogate.arrays.static:StaticArray",
     "powerstore": "iogate.arrays.powerstore:PowerStore",
+    "ontap": "iogate.arrays.ontap:Ontap",
 }
 
 CONNECTORS: dict[str, str] = {

@@ -1,0 +1,124 @@
+"""ONTAP driver, contract depth: netapp-ontap against a fake cluster whose every
+request and response is checked against the ONTAP Swagger 2.0 description."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from iogate.arrays import ontap
+from iogate.arrays.base import Capability
+from iogate.errors import ArrayError
+from iogate.run import Run
+from selftests.vendors.conftest import INITIATORS, PASSWORD_ENV, make_lab
+from selftests.vendors.contract_openapi import OpenApiContract, load_spec
+from selftests.vendors.fake_ontap import FakeOntap
+from selftests.vendors.server import ContractServer, Fault, Request
+
+pytestmark = pytest.mark.vendors
+SPEC = Path("/work/shared/specs/netapp-ontap/swagger_full.yaml")
+# ONTAP 9.10+ added the efficiency scanner to volume PATCH; the 9.8-era swagger here predates it.
+NEWER_FIELDS = {"efficiency.": {"scanner"}, "efficiency.scanner.": {"state", "scan_old_data"}}
+
+
+def contract() -> OpenApiContract:
+    return OpenApiContract(load_spec(SPEC), "/api", NEWER_FIELDS)
+
+
+@pytest.fixture
+def array(canary: str) -> FakeOntap:
+    return FakeOntap("iogate", canary)
+
+
+@pytest.fixture
+def server(tmp_path: Path, array: FakeOntap) -> Iterator[ContractServer]:
+    with ContractServer(array, contract(), tmp_path) as srv:
+        yield srv
+    assert srv.violations == [], "requests or responses outside the ONTAP swagger"
+
+
+def options(server: ContractServer, **extra: Any) -> dict[str, Any]:
+    return {
+        "management": server.address,
+        "username": "iogate",
+        "password": f"${{env:{PASSWORD_ENV}}}",
+        "verify_tls": str(server.cert),
+        "timeout_s": 2,
+        "retry_backoff_s": 0,
+        "svm": "svm1",
+        "flexvol": "iogate_vol",
+        "iscsi_portal": "192.0.2.20:3260",
+        "nvme_traddr": "192.0.2.21",
+        "snapmirror": True,
+        **extra,
+    }
+
+
+@pytest.fixture
+def driver(tmp_path: Path, server: ContractServer, run: Run, monkeypatch: pytest.MonkeyPatch) -> ontap.Ontap:
+    monkeypatch.setattr(ontap, "read_initiator_ids", lambda lab: INITIATORS)
+    drv = ontap.Ontap(make_lab(tmp_path, "ontap", options(server)), run)
+    drv.setup()
+    return drv
+
+
+def test_wwn_of_a_lun_serial_is_netapp_naa() -> None:
+    # Worked example: serial "wD9Kp?JxP0ib" -> 3600a0980 + 77443... as multipath shows the WWID.
+    assert ontap.wwn_of_serial("wD9Kp?JxP0ib") == "naa.600a0980" + "77443" + "94b703f4a78503069" + "62"
+
+
+def test_capabilities_come_from_the_licences(driver: ontap.Ontap, array: FakeOntap) -> None:
+    assert driver.capabilities == {Capability.SNAPSHOT, Capability.RESTORE, Capability.REPLICATE, Capability.DEDUPE}
+    assert driver.facts()["array.firmware"] == "NetApp Release 9.8.0"
+
+
+def test_lun_lifecycle_igroup_with_the_hosts_iqn_and_identity(driver: ontap.Ontap, array: FakeOntap) -> None:
+    volume = driver.create_volume("vol0", 1 << 30, export="iscsi")
+    (lun,) = array.objects["luns"].values()
+    assert lun["name"] == f"/vol/iogate_vol/{driver.prefix}vol0" and lun["space"]["size"] == 1 << 30
+    assert volume.identity.wwn == ontap.wwn_of_serial(lun["serial_number"])
+    (group,) = array.objects["igroups"].values()
+    assert group["initiators"] == [{"name": INITIATORS["h1"]["iscsi"]}]
+    assert array.lun_maps and volume.export["target_iqn"].startswith("iqn.1992-08.com.netapp")
+    snap = driver.snapshot_create(volume, "s1")
+    assert len(array.snapshots) == 1
+    driver.snapshot_delete(snap)
+    driver.teardown()
+    assert array.objects["luns"] == {} and array.objects["igroups"] == {} and array.lun_maps == [] and array.snapshots == {}
+
+
+def test_a_5xx_on_create_names_the_call_and_cleanup_removes_the_half_done_lun(
+    driver: ontap.Ontap, array: FakeOntap, server: ContractServer, run: Run
+) -> None:
+    from iogate.resources import release_all
+
+    server.inject(Fault("POST", r"/api/storage/luns$", status=500, after_app=True))
+    with pytest.raises(ArrayError, match=r"POST /storage/luns lun /vol/iogate_vol/\S+vol0: HTTP 500"):
+        driver.create_volume("vol0", 1 << 30)
+    assert len(array.objects["luns"]) == 1
+    release_all(run.ledger)
+    assert array.objects["luns"] == {}
+
+
+def test_the_canary_password_never_leaks(
+    driver: ontap.Ontap, server: ContractServer, run: Run, canary: str, all_logs: pytest.LogCaptureFixture
+) -> None:
+    server.inject(Fault("POST", r"/api/protocols/san/igroups$", status=503))
+    with pytest.raises(ArrayError) as failed:
+        driver.create_volume("vol0", 1 << 30)
+    text = "\n".join([str(failed.value), *(r.getMessage() for r in all_logs.records), run.ledger.path.read_text()])
+    assert "POST /protocols/san/igroups" in str(failed.value) and canary not in text
+
+
+def test_the_contract_check_fails_a_deviating_request() -> None:
+    check = contract()
+    assert check.check_request(Request("POST", "/api/storage/luns", {}, {}, {"name": "/vol/v/l", "thin": True})) == [
+        "field thin is not defined by the spec"
+    ]
+    assert check.check_request(Request("GET", "/api/storage/lunz", {}, {}, None)) == ["no such path in the spec"]
+    assert check.check_request(Request("POST", "/api/storage/luns", {}, {}, {"serial_number": "x"})) == [
+        "field serial_number is readOnly in the spec"
+    ]
