@@ -70,6 +70,9 @@ def connect(options: OntapOptions) -> Any:
         protocol_timeouts=(options.timeout_s, options.timeout_s),
         poll_interval=1,
     )
+    if isinstance(options.verify_tls, str):
+        # requests lets REQUESTS_CA_BUNDLE override a session's CA bundle: the lab's bundle must win.
+        conn.session.trust_env = False
     redact_sdk_logs("netapp_ontap")
     return conn
 
@@ -88,7 +91,7 @@ def classify(exc: BaseException) -> Failure:
                 reason = ""
         cause = getattr(exc, "cause", None)
         if not reason:
-            reason = "timed out" if cause is not None and "Timeout" in type(cause).__name__ else type(cause or exc).__name__
+            reason = "timed out" if cause is not None and "Timeout" in type(cause).__name__ else str(exc) or type(cause or exc).__name__
         return Failure(status, reason, expired_session=status == 401)
     return Failure(None, type(exc).__name__)
 
@@ -307,7 +310,7 @@ class Ontap:
         obj_type, call = ("lun", "POST /storage/luns") if protocol == "iscsi" else ("namespace", "POST /storage/namespaces")
         entry = self._journal(obj_type, path)
         kind = "Lun" if protocol == "iscsi" else "NvmeNamespace"
-        made = _res(kind)(connection=self._conn, svm=svm, name=path, os_type=self.options.os_type, space={"size": size_bytes})
+        made = _new(self._conn, kind, svm=svm, name=path, os_type=self.options.os_type, space={"size": size_bytes})
         self.api.call(call, f"{obj_type} {path}", lambda: made.post(hydrate=True))
         self.run.ledger.created(entry, uuid=made.uuid)
         owned = _Owned(volume=Volume(name, size_bytes, DeviceIdentity(serial="pending")), entry=entry)

@@ -22,7 +22,7 @@ from selftests.vendors.server import Reply, Request
 @functools.cache
 def load_spec(path: Path) -> dict[str, Any]:
     with path.open() as handle:
-        return yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506 - a safe loader
+        return yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
 class OpenApiContract:
@@ -107,7 +107,8 @@ class OpenApiContract:
         params = self._params(template, op)
         query = {p["name"] for p in params if p.get("in") == "query"}
         problems = [f"query parameter {key!r} is not declared for {request.method} {template}" for key in request.query if key not in query]
-        if request.body is not None:
+        # netapp-ontap sends {} as the body of every DELETE: an empty object names no field, so it is no body.
+        if request.body is not None and request.body != {}:
             if self.swagger2:
                 schema = next((p.get("schema") for p in params if p.get("in") == "body"), None)
             else:

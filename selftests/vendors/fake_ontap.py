@@ -38,6 +38,13 @@ class FakeOntap:
         self.lun_maps: list[dict[str, Any]] = []
         self.snapshots: dict[str, dict[str, Any]] = {}
         self._serials = itertools.count(1)
+        self.jobs: dict[str, dict[str, Any]] = {}
+
+    def _job(self, description: str) -> Reply:
+        """ONTAP runs long operations as jobs: 202 with the job, polled at /cluster/jobs/{uuid}."""
+        job = {"uuid": str(uuidlib.uuid4()), "state": "success", "description": description, "code": 0, "message": "success"}
+        self.jobs[job["uuid"]] = job
+        return Reply(202, {"job": {"uuid": job["uuid"], "_links": {"self": {"href": f"/api/cluster/jobs/{job['uuid']}"}}}})
 
     def _error(self, status: int, message: str) -> Reply:
         return Reply(status, {"error": {"message": message, "code": "4"}})
@@ -62,6 +69,8 @@ class FakeOntap:
                     "version": {"full": "NetApp Release 9.8.0", "generation": 9, "major": 8, "minor": 0},
                 },
             )
+        if path.startswith("/api/cluster/jobs/"):
+            return Reply(200, self.jobs[path.rsplit("/", 1)[1]])
         if path == "/api/cluster/licensing/licenses":
             return self._records([{"name": n, "state": "compliant"} for n in self.licences])
         if path == "/api/storage/volumes":
@@ -94,7 +103,7 @@ class FakeOntap:
             if kind == "luns":
                 obj["serial_number"] = f"wD{next(self._serials):010d}"[-12:]
             store[obj["uuid"]] = obj
-            return Reply(201, {"num_records": 1, "records": [obj]})
+            return Reply(201, {"num_records": 1, "records": [obj]}, {"Location": f"{request.path}/{obj['uuid']}"})
         if not key:
             return self._records(
                 [{"uuid": o["uuid"], "name": o["name"], "svm": o["svm"]} for o in self._find_in(list(store.values()), request.query)]
@@ -106,7 +115,7 @@ class FakeOntap:
             if kind in ("luns", "igroups") and any(m["lun"]["uuid"] == key or m["igroup"]["uuid"] == key for m in self.lun_maps):
                 return self._error(409, f"{kind[:-1]} {obj['name']} is mapped")
             del store[key]
-            return Reply(200, {})
+            return Reply(200)
         return Reply(200, obj)
 
     def _lun_maps(self, request: Request) -> Reply:
@@ -128,7 +137,7 @@ class FakeOntap:
             found = [m for m in self.lun_maps if m["lun"]["uuid"] == parts[0] and m["igroup"]["uuid"] == parts[1]]
             if request.method == "DELETE":
                 self.lun_maps = [m for m in self.lun_maps if m not in found]
-                return Reply(200, {})
+                return Reply(200)
             return Reply(200, found[0]) if found else self._error(404, "no such map")
         return self._records(self._find_in(self.lun_maps, request.query))
 
@@ -141,10 +150,12 @@ class FakeOntap:
                 "volume": {"uuid": self.flexvol["uuid"], "name": self.flexvol["name"]},
             }
             self.snapshots[snap["uuid"]] = snap
-            return Reply(201, {"num_records": 1, "records": [snap]})
+            reply = self._job(f"POST {request.path}")
+            reply.headers["Location"] = f"{request.path}/{snap['uuid']}"
+            return reply
         if not key:
             return self._records(self._find_in(list(self.snapshots.values()), request.query))
         if request.method == "DELETE":
             self.snapshots.pop(key, None)
-            return Reply(200, {})
+            return self._job(f"DELETE {request.path}")
         return Reply(200, self.snapshots[key])

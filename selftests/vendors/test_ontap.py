@@ -37,7 +37,7 @@ def array(canary: str) -> FakeOntap:
 def server(tmp_path: Path, array: FakeOntap) -> Iterator[ContractServer]:
     with ContractServer(array, contract(), tmp_path) as srv:
         yield srv
-    assert srv.violations == [], "requests or responses outside the ONTAP swagger"
+    assert srv.violations == [], "requests or responses outside the ONTAP swagger:\n" + "\n".join(srv.violations)
 
 
 def options(server: ContractServer, **extra: Any) -> dict[str, Any]:
