@@ -413,6 +413,7 @@ class Ontap:
             raise Unsupported(f"array driver {DRIVER}: FlexVol {self.options.flexvol} has no dedupe enabled")
         flexvol = _new(self._conn, "Volume", uuid=self._flexvol_uuid)
         what = f"flexvol {self.options.flexvol}"
+        used_before = self._used_bytes(what)
         started = time.monotonic()
         flexvol.efficiency = {"scanner": {"state": "active", "scan_old_data": True}}
         self.api.call("PATCH /storage/volumes/{uuid}", what, lambda: flexvol.patch())
@@ -427,13 +428,20 @@ class Ontap:
                     f"array {self.lab.array.name}: {what}: efficiency scanner still {state} after {self.options.efficiency_timeout_s:.0f} s"
                 )
             time.sleep(1)
-        space = getattr(probe, "space", None)
+        used_after = getattr(getattr(probe, "space", None), "used", None)
         return {
             "flexvol": self.options.flexvol,
             "scanner_state": state,
             "duration_s": round(time.monotonic() - started, 3),
-            "dedupe_space_saved_bytes": getattr(getattr(space, "efficiency", None), "savings", None),
+            "used_bytes_before": used_before,
+            "used_bytes_after": used_after,
+            "saved_bytes": used_before - used_after if used_before is not None and used_after is not None else None,
         }
+
+    def _used_bytes(self, what: str) -> int | None:
+        probe = _new(self._conn, "Volume", uuid=self._flexvol_uuid)
+        self.api.call("GET /storage/volumes/{uuid}", what, lambda: probe.get(fields="space"), idempotent=True)
+        return getattr(getattr(probe, "space", None), "used", None)
 
     def replicate(self, volume: Volume) -> dict[str, Any]:
         """One SnapMirror transfer of the FlexVol that holds the volume, waited for to its end."""

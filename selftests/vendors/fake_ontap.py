@@ -39,6 +39,12 @@ class FakeOntap:
         self.snapshots: dict[str, dict[str, Any]] = {}
         self._serials = itertools.count(1)
         self.jobs: dict[str, dict[str, Any]] = {}
+        self.ns_maps: list[dict[str, Any]] = []
+        self.relationships = [
+            {"uuid": str(uuidlib.uuid4()), "source": {"path": "svm1:iogate_vol"}, "destination": {"path": "svm1_dr:iogate_vol_dst"}}
+        ]
+        self.transfers: dict[str, dict[str, Any]] = {}
+        self.scanner_polls_until_idle = 2  # GETs that still see the scanner active after it was started
 
     def _job(self, description: str) -> Reply:
         """ONTAP runs long operations as jobs: 202 with the job, polled at /cluster/jobs/{uuid}."""
@@ -78,15 +84,22 @@ class FakeOntap:
         if path == f"/api/storage/volumes/{self.flexvol['uuid']}":
             if method == "PATCH":
                 self.flexvol["efficiency"] = {**self.flexvol["efficiency"], **body.get("efficiency", {})}
-                self.flexvol["efficiency"]["scanner"] = {"state": "idle"}
-                return Reply(200, {})
-            return Reply(200, self.flexvol)
+                self._scanner_polls = self.scanner_polls_until_idle
+                return self._job(f"PATCH {path}")
+            if getattr(self, "_scanner_polls", None) is not None:
+                self._scanner_polls -= 1
+                self.flexvol["efficiency"]["scanner"] = {"state": "active" if self._scanner_polls >= 0 else "idle"}
+            return Reply(200, {**self.flexvol, "space": {"used": 4096 * len(self.objects["luns"]), "size": 1 << 40}})
         if path == "/api/protocols/san/iscsi/services":
             return self._records([{"svm": self.svm, "target": {"name": "iqn.1992-08.com.netapp:sn.0123456789abcdef:vs.3"}}])
         if path == f"/api/storage/volumes/{self.flexvol['uuid']}/snapshots" or path.startswith(
             f"/api/storage/volumes/{self.flexvol['uuid']}/snapshots/"
         ):
             return self._snapshots(request)
+        if path.startswith("/api/protocols/nvme/subsystem-maps"):
+            return self._ns_maps(request)
+        if path.startswith("/api/snapmirror/relationships"):
+            return self._snapmirror(request)
         if path.startswith("/api/protocols/san/lun-maps"):
             return self._lun_maps(request)
         for prefix, kind in COLLECTIONS.items():
@@ -102,6 +115,8 @@ class FakeOntap:
             obj = {**body, "uuid": str(uuidlib.uuid4()), "svm": self.svm}
             if kind == "luns":
                 obj["serial_number"] = f"wD{next(self._serials):010d}"[-12:]
+            if kind == "subsystems":
+                obj["target_nqn"] = f"nqn.1992-08.com.netapp:sn.0123456789abcdef:subsystem.{body['name']}"
             store[obj["uuid"]] = obj
             return Reply(201, {"num_records": 1, "records": [obj]}, {"Location": f"{request.path}/{obj['uuid']}"})
         if not key:
@@ -112,6 +127,10 @@ class FakeOntap:
         if obj is None:
             return self._error(404, f"{kind[:-1]} {key} not found")
         if request.method == "DELETE":
+            if kind in ("namespaces", "subsystems") and any(
+                m["namespace"]["uuid"] == key or m["subsystem"]["uuid"] == key for m in self.ns_maps
+            ):
+                return self._error(409, f"{kind[:-1]} {obj['name']} is mapped")
             if kind in ("luns", "igroups") and any(m["lun"]["uuid"] == key or m["igroup"]["uuid"] == key for m in self.lun_maps):
                 return self._error(409, f"{kind[:-1]} {obj['name']} is mapped")
             del store[key]
@@ -159,3 +178,40 @@ class FakeOntap:
             self.snapshots.pop(key, None)
             return self._job(f"DELETE {request.path}")
         return Reply(200, self.snapshots[key])
+
+    def _ns_maps(self, request: Request) -> Reply:
+        body = request.body or {}
+        if request.method == "POST":
+            ns = next(o for o in self.objects["namespaces"].values() if o["name"] == body["namespace"]["name"])
+            sub = next(o for o in self.objects["subsystems"].values() if o["name"] == body["subsystem"]["name"])
+            self.ns_maps.append(
+                {
+                    "svm": self.svm,
+                    "namespace": {"uuid": ns["uuid"], "name": ns["name"]},
+                    "subsystem": {"uuid": sub["uuid"], "name": sub["name"]},
+                    "nsid": str(len(self.ns_maps) + 1),
+                }
+            )
+            return Reply(201, None, {"Location": f"/api/protocols/nvme/subsystem-maps/{sub['uuid']}/{ns['uuid']}"})
+        parts = request.path.removeprefix("/api/protocols/nvme/subsystem-maps").strip("/").split("/")
+        if len(parts) == 2:
+            found = [m for m in self.ns_maps if m["subsystem"]["uuid"] == parts[0] and m["namespace"]["uuid"] == parts[1]]
+            if request.method == "DELETE":
+                self.ns_maps = [m for m in self.ns_maps if m not in found]
+                return Reply(200)
+            return Reply(200, found[0]) if found else self._error(404, "no such map")
+        return self._records(self._find_in(self.ns_maps, request.query))
+
+    def _snapmirror(self, request: Request) -> Reply:
+        parts = request.path.removeprefix("/api/snapmirror/relationships").strip("/").split("/")
+        if parts == [""]:
+            return self._records(self._find_in(self.relationships, request.query))
+        if len(parts) == 2 and request.method == "POST":
+            transfer = {"uuid": str(uuidlib.uuid4()), "state": "transferring", "relationship": {"uuid": parts[0]}, "bytes_transferred": 0}
+            self.transfers[transfer["uuid"]] = transfer
+            return Reply(201, None, {"Location": f"{request.path}/{transfer['uuid']}"})
+        if len(parts) == 3:
+            transfer = self.transfers[parts[2]]
+            transfer.update(state="success", bytes_transferred=1 << 20)  # done by the first look after the start
+            return Reply(200, transfer)
+        return self._error(404, f"no {request.path}")

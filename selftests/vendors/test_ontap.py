@@ -21,7 +21,12 @@ from selftests.vendors.server import ContractServer, Fault, Request
 pytestmark = pytest.mark.vendors
 SPEC = Path("/work/shared/specs/netapp-ontap/swagger_full.yaml")
 # ONTAP 9.10+ added the efficiency scanner to volume PATCH; the 9.8-era swagger here predates it.
-NEWER_FIELDS = {"efficiency.": {"scanner"}, "efficiency.scanner.": {"state", "scan_old_data"}}
+NEWER_FIELDS = {
+    "efficiency.": {"scanner"},
+    "efficiency.scanner.": {"state", "scan_old_data"},
+    "response.efficiency.": {"scanner"},
+    "response.efficiency.scanner.": {"state"},
+}
 
 
 def contract() -> OpenApiContract:
@@ -122,3 +127,62 @@ def test_the_contract_check_fails_a_deviating_request() -> None:
     assert check.check_request(Request("POST", "/api/storage/luns", {}, {}, {"serial_number": "x"})) == [
         "field serial_number is readOnly in the spec"
     ]
+
+
+def test_nvme_namespace_in_a_subsystem_with_the_hosts_nqn(driver: ontap.Ontap, array: FakeOntap) -> None:
+    volume = driver.create_volume("ns0", 1 << 30, export="nvme-tcp")
+    (namespace,) = array.objects["namespaces"].values()
+    (subsystem,) = array.objects["subsystems"].values()
+    assert namespace["name"] == f"/vol/iogate_vol/{driver.prefix}ns0"
+    assert subsystem["hosts"] == [{"nqn": INITIATORS["h1"]["nvme-tcp"]}] and len(array.ns_maps) == 1
+    assert volume.identity.nguid == namespace["uuid"] and volume.export["subsys_nqn"] == subsystem["target_nqn"]
+    driver.teardown()
+    assert array.objects["namespaces"] == {} and array.objects["subsystems"] == {} and array.ns_maps == []
+
+
+def test_snapmirror_transfer_is_waited_for(driver: ontap.Ontap, array: FakeOntap, server: ContractServer) -> None:
+    volume = driver.create_volume("vol0", 1 << 30)
+    evidence = driver.replicate(volume)
+    assert evidence["relationship"] == array.relationships[0]["uuid"] and evidence["bytes_transferred"] == 1 << 20
+    assert any(c.endswith("/transfers") for c in server.calls())
+    driver.teardown()
+
+
+def test_dedupe_runs_the_efficiency_scanner_until_idle(driver: ontap.Ontap, array: FakeOntap, server: ContractServer) -> None:
+    evidence = driver.dedupe_run()
+    assert evidence["scanner_state"] == "idle"
+    (patch,) = [r for r, _ in server.log if r.method == "PATCH"]
+    assert patch.body == {"efficiency": {"scanner": {"state": "active", "scan_old_data": True}}}
+    assert len([r for r, _ in server.log if r.method == "GET" and r.path.endswith(array.flexvol["uuid"])]) >= 3
+
+
+def test_no_snapmirror_licence_no_replicate(
+    tmp_path: Path, server: ContractServer, array: FakeOntap, run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    array.licences.remove("snapmirror")
+    array.flexvol["efficiency"]["dedupe"] = "none"
+    monkeypatch.setattr(ontap, "read_initiator_ids", lambda lab: INITIATORS)
+    drv = ontap.Ontap(make_lab(tmp_path, "ontap", options(server)), run)
+    drv.setup()
+    assert drv.capabilities == {Capability.SNAPSHOT, Capability.RESTORE}
+
+
+def test_a_timeout_names_the_call(driver: ontap.Ontap, server: ContractServer) -> None:
+    server.inject(Fault("POST", r"/api/protocols/san/lun-maps$", delay_s=4))
+    with pytest.raises(ArrayError, match=r"POST /protocols/san/lun-maps lun \S+ igroup \S+: no answer: timed out"):
+        driver.create_volume("vol0", 1 << 30)
+
+
+def test_rejected_credentials_name_the_call_without_the_password(driver: ontap.Ontap, array: FakeOntap, canary: str) -> None:
+    array.auth = "Basic changed"  # the password was rotated under the run
+    with pytest.raises(ArrayError, match=r"POST /storage/luns lun \S+: HTTP 401") as failed:
+        driver.create_volume("vol0", 1 << 30)
+    assert canary not in str(failed.value)
+
+
+def test_reads_are_retried_through_5xx(driver: ontap.Ontap, server: ContractServer) -> None:
+    server.inject(Fault("GET", r"/api/protocols/san/iscsi/services$", status=503, times=2))
+    volume = driver.create_volume("vol0", 1 << 30)
+    assert volume.export["target_iqn"]
+    assert server.calls().count("GET /api/protocols/san/iscsi/services") == 3
+    driver.teardown()
