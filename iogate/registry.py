@@ -19,6 +19,7 @@ ARRAY_DRIVERS: dict[str, str] = {
     "static": "iogate.arrays.static:StaticArray",
     "powerstore": "iogate.arrays.powerstore:PowerStore",
     "ontap": "iogate.arrays.ontap:Ontap",
+    "pure": "iogate.arrays.pure:Pure",
 }
 
 CONNECTORS: dict[str, str] = {
