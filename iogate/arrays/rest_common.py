@@ -22,7 +22,7 @@ import logging
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -128,7 +128,6 @@ class ApiCaller:
     classify: Callable[[BaseException], Failure]
     renew_session: Callable[[], None] | None = None
     sleep: Callable[[float], None] = time.sleep
-    calls: list[str] = field(default_factory=list)  # "call object" of every call, for evidence
 
     def call(self, what: str, obj: str, fn: Callable[[], T], *, idempotent: bool = False) -> T:
         attempts = self.options.read_attempts if idempotent else 1
@@ -136,7 +135,6 @@ class ApiCaller:
         attempt = 0
         while True:
             attempt += 1
-            self.calls.append(f"{what} {obj}")
             try:
                 return fn()
             except Exception as exc:

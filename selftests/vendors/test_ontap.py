@@ -19,6 +19,7 @@ from selftests.vendors.fake_ontap import FakeOntap
 from selftests.vendors.server import ContractServer, Fault, Request
 
 pytestmark = pytest.mark.vendors
+pytest.importorskip("netapp_ontap", reason="vendor SDK not installed: pip install -r requirements-vendors.txt")
 SPEC = Path("/work/shared/specs/netapp-ontap/swagger_full.yaml")
 # ONTAP 9.10+ added the efficiency scanner to volume PATCH; the 9.8-era swagger here predates it.
 NEWER_FIELDS = {

@@ -20,6 +20,7 @@ from selftests.vendors.fake_pure import FakePure
 from selftests.vendors.server import ContractServer, Fault, Request
 
 pytestmark = pytest.mark.vendors
+pytest.importorskip("pypureclient", reason="vendor SDK not installed: pip install -r requirements-vendors.txt")
 SPEC = Path("/work/shared/specs/pure-flasharray/FA2.56.spec.yaml")
 
 
