@@ -478,6 +478,37 @@ class Ontap:
             "duration_s": round(time.monotonic() - started, 3),
         }
 
+    def volume_metrics(self, volume: Volume, interval: str = "1h") -> list[dict[str, Any]]:
+        """The LUN's IOPS and latency as the array measured them, one sample per array interval (evidence beside the host's)."""
+        owned = self._owned(volume)
+        if owned.entry.attrs["type"] != "lun":
+            raise Unsupported(f"array driver {DRIVER}: namespace metrics are not in the ONTAP 9.8 API description")
+        lun_uuid = owned.entry.attrs["uuid"]
+        cls = _res("PerformanceLunMetric")
+        records = self.api.call(
+            "GET /storage/luns/{uuid}/metrics",
+            f"lun {owned.entry.attrs['name']}",
+            lambda: list(
+                cls.get_collection(lun_uuid, connection=self._conn, interval=interval, fields="timestamp,duration,status,iops,latency")
+            ),
+            idempotent=True,
+        )
+        samples = []
+        for record in records:
+            iops, latency = getattr(record, "iops", None), getattr(record, "latency", None)
+            samples.append(
+                {
+                    "timestamp": str(getattr(record, "timestamp", "")),
+                    "duration": getattr(record, "duration", None),
+                    "status": getattr(record, "status", None),
+                    "read_iops": getattr(iops, "read", None),
+                    "write_iops": getattr(iops, "write", None),
+                    "read_latency_us": getattr(latency, "read", None),  # ONTAP reports latency in microseconds
+                    "write_latency_us": getattr(latency, "write", None),
+                }
+            )
+        return samples
+
     def _owned(self, volume: Volume) -> _Owned:
         if volume.name not in self._volumes:
             raise ArrayError(f"array {self.lab.array.name}: no volume {volume.name} of this run")

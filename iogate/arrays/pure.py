@@ -482,6 +482,34 @@ class Pure:
             "duration_s": round(time.monotonic() - started, 3),
         }
 
+    def volume_metrics(
+        self, volume: Volume, start_ms: int | None = None, end_ms: int | None = None, resolution_ms: int = 30000
+    ) -> list[dict[str, Any]]:
+        """The volume's IOPS and latency as the array measured them, one sample per resolution step (evidence beside the host's)."""
+        owned = self._owned(volume)
+        name = owned.entry.attrs["name"]
+        window: dict[str, Any] = {"resolution": resolution_ms}
+        if start_ms is not None:
+            window["start_time"] = start_ms
+        if end_ms is not None:
+            window["end_time"] = end_ms
+        items = self.api.call(
+            "GET /volumes/performance",
+            f"volume {name}",
+            lambda: checked(self._client.get_volumes_performance(names=[name], **window)),
+            idempotent=True,
+        )
+        return [
+            {
+                "time_ms": getattr(item, "time", None),
+                "read_iops": getattr(item, "reads_per_sec", None),
+                "write_iops": getattr(item, "writes_per_sec", None),
+                "read_latency_us": getattr(item, "usec_per_read_op", None),
+                "write_latency_us": getattr(item, "usec_per_write_op", None),
+            }
+            for item in items
+        ]
+
     def _owned(self, volume: Volume) -> _Owned:
         if volume.name not in self._volumes:
             raise ArrayError(f"array {self.lab.array.name}: no volume {volume.name} of this run")

@@ -102,6 +102,22 @@ class FakeOntap:
             return self._snapmirror(request)
         if path.startswith("/api/protocols/san/lun-maps"):
             return self._lun_maps(request)
+        if path.startswith("/api/storage/luns/") and path.endswith("/metrics"):
+            lun = self.objects["luns"].get(path.split("/")[4])
+            if lun is None:
+                return self._error(404, "lun not found")
+            return self._records(
+                [
+                    {
+                        "timestamp": f"2026-11-23T18:{m:02d}:00Z",
+                        "duration": "PT15S",
+                        "status": "ok",
+                        "iops": {"read": 1000 + m, "write": 500 + m, "other": 0, "total": 1500 + 2 * m},
+                        "latency": {"read": 250, "write": 400, "other": 0, "total": 300},
+                    }
+                    for m in range(3)
+                ]
+            )
         for prefix, kind in COLLECTIONS.items():
             if path == prefix or path.startswith(prefix + "/"):
                 return self._collection(request, kind, path.removeprefix(prefix).strip("/"))

@@ -29,6 +29,7 @@ class FakePure:
         self.pgroup_snapshots: dict[str, dict[str, Any]] = {}
         self.array_connections = [{"name": "fa-dr", "id": str(uuidlib.uuid4()), "status": "connected", "type": "async-replication"}]
         self.transfer_polls_until_done = 1
+        self.performance_queries: list[dict[str, list[str]]] = []
         self._ids = itertools.count(1)
 
     def expire_sessions(self) -> None:
@@ -57,6 +58,23 @@ class FakePure:
             return Reply(200)
         if request.headers.get("x-auth-token") not in self.tokens:
             return self._error(401, "session", "session expired")
+        if path == f"{V}/volumes/performance":
+            self.performance_queries.append(q)
+            return self._items(
+                [
+                    {
+                        "name": n,
+                        "time": 1763920000000 + i * 30000,
+                        "reads_per_sec": 2000 + i,
+                        "writes_per_sec": 1000 + i,
+                        "usec_per_read_op": 180,
+                        "usec_per_write_op": 220,
+                    }
+                    for n in _names(q)
+                    if n in self.volumes
+                    for i in range(2)
+                ]
+            )
         handler = getattr(self, "_" + path.removeprefix(V + "/").replace("-", "_").replace("/", "__"), None)
         if handler is None:
             return self._error(404, path, "no such path in the fake")

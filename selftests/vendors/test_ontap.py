@@ -187,3 +187,10 @@ def test_reads_are_retried_through_5xx(driver: ontap.Ontap, server: ContractServ
     assert volume.export["target_iqn"]
     assert server.calls().count("GET /api/protocols/san/iscsi/services") == 3
     driver.teardown()
+
+
+def test_array_metrics_of_a_lun_are_per_interval_with_units(driver: ontap.Ontap) -> None:
+    volume = driver.create_volume("vol0", 1 << 30)
+    samples = driver.volume_metrics(volume)
+    assert [s["read_iops"] for s in samples] == [1000, 1001, 1002] and samples[0]["write_latency_us"] == 400
+    driver.teardown()

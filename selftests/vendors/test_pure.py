@@ -161,3 +161,11 @@ def test_the_contract_check_fails_a_deviating_request() -> None:
         "query parameter 'name' is not declared for POST /api/2.56/volumes"
     ]
     assert check.check_request(Request("GET", "/api/2.57/volumes", {}, {}, None)) == ["no such path in the spec"]
+
+
+def test_array_metrics_of_a_volume_are_per_interval_with_units(driver: pure.Pure, array: FakePure) -> None:
+    volume = driver.create_volume("vol0", 1 << 30)
+    samples = driver.volume_metrics(volume, start_ms=1763920000000, end_ms=1763920060000, resolution_ms=30000)
+    assert [s["read_iops"] for s in samples] == [2000, 2001] and samples[1]["write_latency_us"] == 220
+    assert array.performance_queries[-1]["resolution"] == ["30000"] and array.performance_queries[-1]["start_time"] == ["1763920000000"]
+    driver.teardown()
