@@ -133,7 +133,7 @@ class FakePowerStore:
             "type": kind,
             "state": "Ready",
             "wwn": f"naa.68ccf098{serial}",
-            "nguid": pysecrets.token_hex(16),
+            "nguid": f"nguid.{pysecrets.token_hex(8)}8ccf0968{pysecrets.token_hex(4)}",  # as PowerStore answers it
             "nsid": int(volume_id[-4:]),
             "protection_policy_id": policy,
             "protection_data": {"source_id": source},

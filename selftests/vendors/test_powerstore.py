@@ -82,7 +82,7 @@ def test_volume_lifecycle_maps_the_hosts_initiator_and_reports_the_wwn(driver: p
 def test_nvme_volume_is_identified_by_its_nguid(driver: powerstore.PowerStore, array: FakePowerStore) -> None:
     volume = driver.create_volume("vol0", 1 << 30, export="nvme-tcp")
     (stored,) = array.volumes.values()
-    assert volume.identity.nguid == stored["nguid"] and volume.identity.wwn is None
+    assert "nguid." + str(volume.identity.nguid) == stored["nguid"] and volume.identity.wwn is None
     assert next(iter(array.hosts.values()))["initiators"][0]["port_type"] == "NVMe"
     driver.teardown()
 
