@@ -60,6 +60,7 @@ class Fault:
     delay_s: float = 0.0
     times: int = 1
     after_app: bool = False  # run the app first (the array did it) and then fail the answer
+    hang: bool = False  # never answer (until the server stops): a timeout without a wall-clock race
 
     def matches(self, request: Request) -> bool:
         return self.times > 0 and request.method == self.method and re.search(self.path_regex, request.path) is not None
@@ -102,6 +103,7 @@ class ContractServer:
         self.violations: list[str] = []
         self.log: list[tuple[Request, Reply]] = []
         self._lock = threading.Lock()
+        self.released = threading.Event()  # lets hanging requests go when the server stops
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -155,6 +157,9 @@ class ContractServer:
             if fault:
                 fault.times -= 1
             self.violations.extend(f"{request.method} {request.path}: {v}" for v in self.contract.check_request(request))
+        if fault and fault.hang:
+            self.released.wait()
+            return
         if fault and fault.delay_s:
             time.sleep(fault.delay_s)
         if fault and fault.status and not fault.after_app:

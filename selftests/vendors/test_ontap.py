@@ -52,7 +52,7 @@ def options(server: ContractServer, **extra: Any) -> dict[str, Any]:
         "username": "iogate",
         "password": f"${{env:{PASSWORD_ENV}}}",
         "verify_tls": str(server.cert),
-        "timeout_s": 2,
+        "timeout_s": 30,
         "retry_backoff_s": 0,
         "svm": "svm1",
         "flexvol": "iogate_vol",
@@ -63,12 +63,16 @@ def options(server: ContractServer, **extra: Any) -> dict[str, Any]:
     }
 
 
-@pytest.fixture
-def driver(tmp_path: Path, server: ContractServer, run: Run, monkeypatch: pytest.MonkeyPatch) -> ontap.Ontap:
+def make_driver(tmp_path: Path, server: ContractServer, run: Run, monkeypatch: pytest.MonkeyPatch, **extra: Any) -> ontap.Ontap:
     monkeypatch.setattr(ontap, "read_initiator_ids", lambda lab: INITIATORS)
-    drv = ontap.Ontap(make_lab(tmp_path, "ontap", options(server)), run)
+    drv = ontap.Ontap(make_lab(tmp_path, "ontap", options(server, **extra)), run)
     drv.setup()
     return drv
+
+
+@pytest.fixture
+def driver(tmp_path: Path, server: ContractServer, run: Run, monkeypatch: pytest.MonkeyPatch) -> ontap.Ontap:
+    return make_driver(tmp_path, server, run, monkeypatch)
 
 
 def test_wwn_of_a_lun_serial_is_netapp_naa() -> None:
@@ -168,8 +172,9 @@ def test_no_snapmirror_licence_no_replicate(
     assert drv.capabilities == {Capability.SNAPSHOT, Capability.RESTORE}
 
 
-def test_a_timeout_names_the_call(driver: ontap.Ontap, server: ContractServer) -> None:
-    server.inject(Fault("POST", r"/api/protocols/san/lun-maps$", delay_s=4))
+def test_a_timeout_names_the_call(tmp_path: Path, server: ContractServer, run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+    driver = make_driver(tmp_path, server, run, monkeypatch, timeout_s=5)  # the answer never comes: any timeout will do
+    server.inject(Fault("POST", r"/api/protocols/san/lun-maps$", hang=True))
     with pytest.raises(ArrayError, match=r"POST /protocols/san/lun-maps lun \S+ igroup \S+: no answer: timed out"):
         driver.create_volume("vol0", 1 << 30)
 

@@ -47,7 +47,7 @@ def options(server: ContractServer, **extra: Any) -> dict[str, Any]:
         "username": "iogate",
         "password": f"${{env:{PASSWORD_ENV}}}",
         "verify_tls": str(server.cert),
-        "timeout_s": 2,
+        "timeout_s": 30,
         "retry_backoff_s": 0,
         "iscsi_portal": "192.0.2.10:3260",
         "iscsi_target_iqn": "iqn.2015-10.com.dell:dellemc-powerstore-fnm00000000000-a-1",
@@ -57,13 +57,16 @@ def options(server: ContractServer, **extra: Any) -> dict[str, Any]:
     }
 
 
-@pytest.fixture
-def driver(tmp_path: Path, server: ContractServer, run: Run, monkeypatch: pytest.MonkeyPatch) -> powerstore.PowerStore:
+def make_driver(tmp_path: Path, server: ContractServer, run: Run, monkeypatch: pytest.MonkeyPatch, **extra: Any) -> powerstore.PowerStore:
     monkeypatch.setattr(powerstore, "read_initiator_ids", lambda lab: INITIATORS)
-    lab = make_lab(tmp_path, "powerstore", options(server, protection_policy_id=POLICY))
-    drv = powerstore.PowerStore(lab, run)
+    drv = powerstore.PowerStore(make_lab(tmp_path, "powerstore", options(server, protection_policy_id=POLICY, **extra)), run)
     drv.setup()
     return drv
+
+
+@pytest.fixture
+def driver(tmp_path: Path, server: ContractServer, run: Run, monkeypatch: pytest.MonkeyPatch) -> powerstore.PowerStore:
+    return make_driver(tmp_path, server, run, monkeypatch)
 
 
 def test_volume_lifecycle_maps_the_hosts_initiator_and_reports_the_wwn(driver: powerstore.PowerStore, array: FakePowerStore) -> None:
@@ -128,8 +131,9 @@ def test_reads_are_retried_on_5xx_writes_are_not(driver: powerstore.PowerStore, 
     assert array.volumes == {} and array.hosts == {}
 
 
-def test_a_timeout_names_the_call_and_the_object(driver: powerstore.PowerStore, server: ContractServer) -> None:
-    server.inject(Fault("POST", r"/attach$", delay_s=4))
+def test_a_timeout_names_the_call_and_the_object(tmp_path: Path, server: ContractServer, run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+    driver = make_driver(tmp_path, server, run, monkeypatch, timeout_s=5)  # the answer never comes: any timeout will do
+    server.inject(Fault("POST", r"/attach$", hang=True))
     with pytest.raises(ArrayError, match=r"POST /volume/\{id\}/attach volume \S+vol0 host \S+: no answer: timed out"):
         driver.create_volume("vol0", 1 << 30)
 

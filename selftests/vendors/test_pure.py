@@ -45,7 +45,7 @@ def options(server: ContractServer, **extra: Any) -> dict[str, Any]:
         "management": server.address,
         "password": f"${{env:{PASSWORD_ENV}}}",
         "verify_tls": str(server.cert),
-        "timeout_s": 2,
+        "timeout_s": 30,
         "retry_backoff_s": 0,
         "iscsi_portal": "192.0.2.30:3260",
         "iscsi_target_iqn": "iqn.2010-06.com.purestorage:flasharray.12345abc",
@@ -56,12 +56,16 @@ def options(server: ContractServer, **extra: Any) -> dict[str, Any]:
     }
 
 
-@pytest.fixture
-def driver(tmp_path: Path, server: ContractServer, run: Run, monkeypatch: pytest.MonkeyPatch) -> pure.Pure:
+def make_driver(tmp_path: Path, server: ContractServer, run: Run, monkeypatch: pytest.MonkeyPatch, **extra: Any) -> pure.Pure:
     monkeypatch.setattr(pure, "read_initiator_ids", lambda lab: INITIATORS)
-    drv = pure.Pure(make_lab(tmp_path, "pure", options(server)), run)
+    drv = pure.Pure(make_lab(tmp_path, "pure", options(server, **extra)), run)
     drv.setup()
     return drv
+
+
+@pytest.fixture
+def driver(tmp_path: Path, server: ContractServer, run: Run, monkeypatch: pytest.MonkeyPatch) -> pure.Pure:
+    return make_driver(tmp_path, server, run, monkeypatch)
 
 
 def test_identity_from_the_serial_follows_pures_documented_shape() -> None:
@@ -135,8 +139,9 @@ def test_an_expired_session_is_renewed_once(driver: pure.Pure, array: FakePure, 
     driver.teardown()
 
 
-def test_a_timeout_names_the_call(driver: pure.Pure, server: ContractServer) -> None:
-    server.inject(Fault("POST", r"/connections$", delay_s=4))
+def test_a_timeout_names_the_call(tmp_path: Path, server: ContractServer, run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+    driver = make_driver(tmp_path, server, run, monkeypatch, timeout_s=5)  # the answer never comes: any timeout will do
+    server.inject(Fault("POST", r"/connections$", hang=True))
     with pytest.raises(ArrayError, match=r"POST /connections volume \S+ host \S+: no answer: timed out"):
         driver.create_volume("vol0", 1 << 30)
 
