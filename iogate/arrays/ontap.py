@@ -30,6 +30,7 @@ from iogate.arrays.rest_common import (
     read_initiator_ids,
     redact_sdk_logs,
     register_object_remover,
+    require_sdk,
     run_prefix,
 )
 from iogate.errors import ArrayError
@@ -59,6 +60,7 @@ def wwn_of_serial(serial: str) -> str:
 
 
 def connect(options: OntapOptions) -> Any:
+    require_sdk("netapp_ontap", "netapp-ontap", DRIVER)
     from netapp_ontap.host_connection import HostConnection  # the SDK is an optional extra
 
     conn = HostConnection(

@@ -28,6 +28,7 @@ from iogate.arrays.rest_common import (
     read_initiator_ids,
     redact_sdk_logs,
     register_object_remover,
+    require_sdk,
     run_prefix,
 )
 from iogate.errors import ArrayError
@@ -61,6 +62,7 @@ class PowerStoreOptions(VendorOptions):
 
 def connect(options: PowerStoreOptions) -> Any:
     """A PyPowerStore connection (no request is made until the first call)."""
+    require_sdk("PyPowerStore", "PyPowerStore", DRIVER)
     from PyPowerStore.powerstore_conn import PowerStoreConn  # the SDK is an optional extra
 
     conn = PowerStoreConn(

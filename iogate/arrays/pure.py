@@ -30,6 +30,7 @@ from iogate.arrays.rest_common import (
     read_initiator_ids,
     redact_sdk_logs,
     register_object_remover,
+    require_sdk,
     run_prefix,
 )
 from iogate.errors import ArrayError
@@ -83,6 +84,7 @@ def checked(response: Any) -> list[Any]:
 
 
 def connect(options: PureOptions) -> Any:
+    require_sdk("pypureclient", "py-pure-client", DRIVER)
     from pypureclient import flasharray  # the SDK is an optional extra
     from pypureclient.configuration import Configuration
 

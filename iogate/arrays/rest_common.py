@@ -93,6 +93,16 @@ class VendorOptions(BaseModel):
             raise ArrayError(f"array credentials: {exc}") from None
 
 
+def require_sdk(module: str, package: str, driver: str) -> None:
+    """The vendor SDK is an optional extra: say which package to install instead of an ImportError."""
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        raise ArrayError(
+            f"array driver {driver} needs the vendor SDK {package}: pip install -r requirements-vendors.txt (or pip install {package})"
+        ) from None
+
+
 def run_prefix(options: VendorOptions, run_id: str) -> str:
     """`<prefix>-<run tag>-`: every object name starts with it, so cleanup and people can tell ours apart."""
     tag = re.sub(r"[^A-Za-z0-9]", "", run_id)[-14:]

@@ -46,3 +46,15 @@ def test_an_unknown_option_is_refused_with_file_and_line(path: Path, tmp_path: P
     broken.write_text(text)
     with pytest.raises(LabFileError, match=rf"{broken} line \d+.*managment_typo"):
         load_lab(broken)
+
+
+def test_a_missing_sdk_is_an_array_error_naming_the_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from iogate.arrays import pure
+    from iogate.errors import ArrayError
+
+    monkeypatch.setitem(sys.modules, "pypureclient", None)  # as if py-pure-client were not installed
+    options = pure.PureOptions.model_validate({"management": "192.0.2.1", "password": "${env:UNSET_FOR_THIS_TEST}"})
+    with pytest.raises(ArrayError, match=r"array driver pure needs the vendor SDK py-pure-client: pip install -r requirements-vendors.txt"):
+        pure.connect(options)
