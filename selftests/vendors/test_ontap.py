@@ -199,3 +199,25 @@ def test_array_metrics_of_a_lun_are_per_interval_with_units(driver: ontap.Ontap)
     samples = driver.volume_metrics(volume)
     assert [s["read_iops"] for s in samples] == [1000, 1001, 1002] and samples[0]["write_latency_us"] == 400
     driver.teardown()
+
+
+NEWER_PATHS = Path("/work/shared/specs/netapp-ontap/paths-from-trident-HEAD-go-client-71dd716.txt")
+
+
+def test_every_path_the_driver_calls_is_still_in_the_ontap_9_19_path_list(driver: ontap.Ontap, server: ContractServer) -> None:
+    # The schemas above are 9.8-era; the 9.19 client's path list says the calls still exist on current ONTAP.
+    import re
+
+    templates = [line.strip().replace("//", "/") for line in NEWER_PATHS.read_text().splitlines() if line.strip()]
+    patterns = [re.compile("^/api" + "[^/]+".join(re.escape(p) for p in re.split(r"\{[^}]+\}", t)) + "$") for t in templates]
+    lun = driver.create_volume("vol0", 1 << 30, export="iscsi")
+    driver.create_volume("ns0", 1 << 30, export="nvme-tcp")
+    driver.snapshot_delete(driver.snapshot_create(lun, "s1"))
+    driver.replicate(lun)
+    driver.dedupe_run()
+    driver.volume_metrics(lun)
+    driver.teardown()
+    called = sorted({r.path for r, _ in server.log})
+    assert len(called) > 15
+    missing = [path for path in called if not any(p.match(path) for p in patterns)]
+    assert missing == []
