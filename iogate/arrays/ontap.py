@@ -219,11 +219,19 @@ class Ontap:
         cluster = _new(self._conn, "Cluster")
         self.api.call("GET /cluster", "cluster", lambda: cluster.get(fields="name,uuid,version"), idempotent=True)
         version = getattr(getattr(cluster, "version", None), "full", "")
+        nodes = self.api.call(
+            "GET /cluster/nodes",
+            "cluster",
+            lambda: list(_res("Node").get_collection(connection=self._conn, fields="name,model,serial_number")),
+            idempotent=True,
+        )
         self._facts = {
             "array.driver": DRIVER,
-            "array.model": f"NetApp ONTAP cluster {getattr(cluster, 'name', '?')}",
+            "array.model": f"NetApp {', '.join(sorted({str(getattr(n, 'model', '?')) for n in nodes})) or 'ONTAP'}"
+            f" (cluster {getattr(cluster, 'name', '?')}, {len(nodes)} nodes)",
             "array.firmware": version,
-            "array.serial": getattr(cluster, "uuid", ""),
+            "array.serial": ", ".join(str(getattr(n, "serial_number", "")) for n in nodes),
+            "array.cluster_uuid": str(getattr(cluster, "uuid", "")),
         }
         licences = self.api.call(
             "GET /cluster/licensing/licenses",

@@ -285,7 +285,8 @@ class Pure:
             "array.driver": DRIVER,
             "array.model": f"Pure Storage {', '.join(models) or 'FlashArray'}",
             "array.firmware": f"{getattr(array, 'os', 'Purity')} {getattr(array, 'version', '')}".strip(),
-            "array.serial": str(getattr(array, "id", "") or ""),
+            "array.serial": self._chassis_serial(),
+            "array.id": str(getattr(array, "id", "") or ""),
             "array.name": str(getattr(array, "name", "") or ""),
         }
         caps = {Capability.SNAPSHOT}
@@ -305,6 +306,10 @@ class Pure:
                 caps.add(Capability.REPLICATE)
         self.capabilities = frozenset(caps)  # type: ignore[misc]
         self._initiators = read_initiator_ids(self.lab)
+
+    def _chassis_serial(self) -> str:
+        chassis = self.api.call("GET /hardware", "array", lambda: checked(self._client.get_hardware(names=["CH0"])), idempotent=True)
+        return str(getattr(chassis[0], "serial", "") or "") if chassis else ""
 
     def teardown(self) -> None:
         for owned in list(self._volumes.values()):

@@ -77,6 +77,13 @@ class FakeOntap:
             )
         if path.startswith("/api/cluster/jobs/"):
             return Reply(200, self.jobs[path.rsplit("/", 1)[1]])
+        if path == "/api/cluster/nodes":
+            return self._records(
+                [
+                    {"uuid": str(uuidlib.uuid4()), "name": f"cluster1-0{i}", "model": "AFF-A400", "serial_number": f"72190000{i}"}
+                    for i in (1, 2)
+                ]
+            )
         if path == "/api/cluster/licensing/licenses":
             return self._records([{"name": n, "state": "compliant"} for n in self.licences])
         if path == "/api/storage/volumes":

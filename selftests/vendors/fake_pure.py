@@ -96,6 +96,9 @@ class FakePure:
             ]
         )
 
+    def _hardware(self, request: Request, q: dict[str, list[str]]) -> Reply:
+        return self._items([{"name": "CH0", "type": "chassis", "status": "ok", "model": "FA-X70R4", "serial": "PCHFL2110000A"}])
+
     def _array_connections(self, request: Request, q: dict[str, list[str]]) -> Reply:
         return self._items(self.array_connections)
 

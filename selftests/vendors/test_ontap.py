@@ -82,7 +82,9 @@ def test_wwn_of_a_lun_serial_is_netapp_naa() -> None:
 
 def test_capabilities_come_from_the_licences(driver: ontap.Ontap, array: FakeOntap) -> None:
     assert driver.capabilities == {Capability.SNAPSHOT, Capability.RESTORE, Capability.REPLICATE, Capability.DEDUPE}
-    assert driver.facts()["array.firmware"] == "NetApp Release 9.8.0"
+    facts = driver.facts()
+    assert facts["array.firmware"] == "NetApp Release 9.8.0" and facts["array.serial"] == "721900001, 721900002"
+    assert facts["array.model"] == "NetApp AFF-A400 (cluster cluster1, 2 nodes)"
 
 
 def test_lun_lifecycle_igroup_with_the_hosts_iqn_and_identity(driver: ontap.Ontap, array: FakeOntap) -> None:

@@ -77,6 +77,7 @@ def test_identity_from_the_serial_follows_pures_documented_shape() -> None:
 def test_facts_and_capabilities_come_from_the_array(driver: pure.Pure) -> None:
     assert driver.facts()["array.model"] == "Pure Storage FA-X70R4" and driver.facts()["array.firmware"] == "Purity//FA 6.7.1"
     assert driver.capabilities == {Capability.SNAPSHOT, Capability.REPLICATE}
+    assert driver.facts()["array.serial"] == "PCHFL2110000A"
 
 
 def test_volume_lifecycle_host_connection_identity(driver: pure.Pure, array: FakePure) -> None:
