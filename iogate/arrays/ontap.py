@@ -183,9 +183,7 @@ class Ontap:
 
     Options: ClassVar[type[BaseModel]] = OntapOptions
     serves_all_protocols: ClassVar[bool] = False
-    capabilities: ClassVar[frozenset[Capability]] = frozenset(
-        {Capability.SNAPSHOT, Capability.RESTORE, Capability.REPLICATE, Capability.DEDUPE}
-    )
+    capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.SNAPSHOT, Capability.REPLICATE, Capability.DEDUPE})
 
     def __init__(self, lab: Lab, run: Run) -> None:
         self.lab = lab
@@ -252,13 +250,14 @@ class Ontap:
         if flexvol is None:
             raise ArrayError(f"array {self.lab.array.name}: SVM {self.options.svm} has no FlexVol {self.options.flexvol}")
         self._flexvol_uuid = flexvol.uuid
+        # RESTORE is not offered: a FlexVol snapshot restore would roll back every LUN of the FlexVol.
         caps = {Capability.SNAPSHOT}
-        if "snaprestore" in licensed:
-            caps.add(Capability.RESTORE)
         if "snapmirror" in licensed and self.options.snapmirror:
             caps.add(Capability.REPLICATE)
+        # Dedupe on demand needs dedupe enabled on the FlexVol and an array that reports the efficiency scanner (newer than 9.8).
         efficiency = getattr(flexvol, "efficiency", None)
-        if efficiency is not None and getattr(efficiency, "dedupe", "none") not in ("none", None):
+        has_scanner = getattr(efficiency, "scanner", None) is not None
+        if has_scanner and getattr(efficiency, "dedupe", "none") not in ("none", None):
             caps.add(Capability.DEDUPE)
         self.capabilities = frozenset(caps)  # type: ignore[misc]
         self._licensed = licensed

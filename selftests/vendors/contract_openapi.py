@@ -83,7 +83,7 @@ class OpenApiContract:
         if isinstance(body, list):
             items = schema.get("items", {})
             for item in body:
-                problems += self._check_body(items, item, where + "[]", request)
+                problems += self._check_body(items, item, where.rstrip(".") + "[].", request)
             return problems
         if not isinstance(body, dict):
             return problems

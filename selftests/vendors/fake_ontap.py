@@ -31,7 +31,7 @@ class FakeOntap:
             "uuid": str(uuidlib.uuid4()),
             "name": "iogate_vol",
             "svm": self.svm,
-            "efficiency": {"dedupe": "background", "compression": "none"},
+            "efficiency": {"dedupe": "background", "compression": "none", "scanner": {"state": "idle"}},
         }
         self.licences = ["base", "iscsi", "nvme_of", "snapmirror", "snaprestore"]
         self.objects: dict[str, dict[str, dict[str, Any]]] = {k: {} for k in ("luns", "igroups", "namespaces", "subsystems")}

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from iogate.arrays import ontap
-from iogate.arrays.base import Capability
+from iogate.arrays.base import Capability, Unsupported
 from iogate.errors import ArrayError
 from iogate.run import Run
 from selftests.vendors.conftest import INITIATORS, PASSWORD_ENV, make_lab
@@ -27,6 +27,8 @@ NEWER_FIELDS = {
     "efficiency.scanner.": {"state", "scan_old_data"},
     "response.efficiency.": {"scanner"},
     "response.efficiency.scanner.": {"state"},
+    "response.records[].efficiency.": {"scanner"},
+    "response.records[].efficiency.scanner.": {"state"},
 }
 
 
@@ -81,7 +83,7 @@ def test_wwn_of_a_lun_serial_is_netapp_naa() -> None:
 
 
 def test_capabilities_come_from_the_licences(driver: ontap.Ontap, array: FakeOntap) -> None:
-    assert driver.capabilities == {Capability.SNAPSHOT, Capability.RESTORE, Capability.REPLICATE, Capability.DEDUPE}
+    assert driver.capabilities == {Capability.SNAPSHOT, Capability.REPLICATE, Capability.DEDUPE}
     facts = driver.facts()
     assert facts["array.firmware"] == "NetApp Release 9.8.0" and facts["array.serial"] == "721900001, 721900002"
     assert facts["array.model"] == "NetApp AFF-A400 (cluster cluster1, 2 nodes)"
@@ -171,7 +173,17 @@ def test_no_snapmirror_licence_no_replicate(
     monkeypatch.setattr(ontap, "read_initiator_ids", lambda lab: INITIATORS)
     drv = ontap.Ontap(make_lab(tmp_path, "ontap", options(server)), run)
     drv.setup()
-    assert drv.capabilities == {Capability.SNAPSHOT, Capability.RESTORE}
+    assert drv.capabilities == {Capability.SNAPSHOT}
+
+
+def test_a_cluster_without_the_efficiency_scanner_offers_no_dedupe(
+    tmp_path: Path, server: ContractServer, array: FakeOntap, run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    del array.flexvol["efficiency"]["scanner"]  # as a 9.8 cluster answers
+    drv = make_driver(tmp_path, server, run, monkeypatch)
+    assert Capability.DEDUPE not in drv.capabilities and Capability.REPLICATE in drv.capabilities
+    with pytest.raises(Unsupported):
+        drv.dedupe_run()
 
 
 def test_a_timeout_names_the_call(tmp_path: Path, server: ContractServer, run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
