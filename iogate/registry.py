@@ -17,6 +17,9 @@ ARRAY_DRIVERS: dict[str, str] = {
     "local": "iogate.arrays.local:LocalArray",
     "linux_target": "iogate.arrays.linux_target:LinuxTarget",
     "static": "iogate.arrays.static:StaticArray",
+    "powerstore": "iogate.arrays.powerstore:PowerStore",
+    "ontap": "iogate.arrays.ontap:Ontap",
+    "pure": "iogate.arrays.pure:Pure",
 }
 
 CONNECTORS: dict[str, str] = {

@@ -145,6 +145,7 @@ REMOVER_MODULES: dict[str, str] = {
     "netns": "iogate.netns",
     "veth": "iogate.netns",
     "remote": "iogate.labvm.remote",
+    "vendor_object": "iogate.arrays.rest_common",
 }
 
 

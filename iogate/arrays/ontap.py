@@ -1,0 +1,524 @@
+"""NetApp ONTAP through NetApp's own SDK, netapp-ontap (REST /api).
+
+Volume = a LUN in an existing FlexVol of the lab's SVM, mapped to one igroup per
+lab host with its IQN (iSCSI), or an NVMe namespace in that FlexVol mapped to
+one subsystem per lab host with its host NQN (NVMe/TCP). Identity: the LUN's
+serial -> WWN naa.600a0980 + hex(serial) (the host's WWID is 3600a0980...);
+a namespace by its uuid. Snapshot = a FlexVol snapshot (ONTAP snapshots are per
+FlexVol); replicate = a SnapMirror transfer on the FlexVol's relationship; dedupe
+= the volume efficiency scanner. Capabilities come from the cluster's licences.
+Written against the ONTAP REST API as described by the 9.8-era swagger and the
+9.19 path list in ../shared/specs/netapp-ontap (SDK netapp-ontap 9.19).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, Field
+
+from iogate.arrays.base import Capability, Snapshot, Unsupported, Volume
+from iogate.arrays.rest_common import (
+    ApiCaller,
+    Failure,
+    VendorOptions,
+    initiators_for,
+    intend,
+    protocol_of,
+    read_initiator_ids,
+    redact_sdk_logs,
+    register_object_remover,
+    require_sdk,
+    run_prefix,
+)
+from iogate.errors import ArrayError
+from iogate.lab import DeviceIdentity, Lab, QoS
+from iogate.ledger import Entry
+from iogate.run import Run
+
+DRIVER = "ontap"
+NETAPP_NAA = "600a0980"  # NAA 6 + NetApp's IEEE company id 00a098
+
+
+class OntapOptions(VendorOptions):
+    svm: str = Field(min_length=1)
+    flexvol: str = Field(min_length=1)  # an existing FlexVol of the SVM that holds the run's LUNs/namespaces
+    os_type: str = "linux"
+    iscsi_portal: str | None = None  # address:port of an iSCSI LIF of the SVM
+    nvme_traddr: str | None = None  # address of an NVMe/TCP LIF of the SVM
+    nvme_trsvcid: str = "4420"
+    snapmirror: bool = False  # the FlexVol is the source of a SnapMirror relationship: replicate() transfers it
+    efficiency_timeout_s: float = Field(default=3600.0, gt=0)
+    transfer_timeout_s: float = Field(default=3600.0, gt=0)
+
+
+def wwn_of_serial(serial: str) -> str:
+    """ONTAP LUN serial (12 ASCII characters) -> the SCSI NAA WWN the host reads (its WWID is '3' + this)."""
+    return f"naa.{NETAPP_NAA}{serial.encode().hex()}"
+
+
+def connect(options: OntapOptions) -> Any:
+    require_sdk("netapp_ontap", "netapp-ontap", DRIVER)
+    from netapp_ontap.host_connection import HostConnection  # the SDK is an optional extra
+
+    conn = HostConnection(
+        options.host,
+        username=options.username,
+        password=options.secret(),
+        verify=options.verify_tls,  # type: ignore[arg-type]  # requests takes a CA bundle path too
+        port=options.port or 443,
+        protocol_timeouts=(options.timeout_s, options.timeout_s),
+        poll_interval=1,
+    )
+    if isinstance(options.verify_tls, str):
+        # requests lets REQUESTS_CA_BUNDLE override a session's CA bundle: the lab's bundle must win.
+        conn.session.trust_env = False
+    redact_sdk_logs("netapp_ontap")
+    return conn
+
+
+def classify(exc: BaseException) -> Failure:
+    from netapp_ontap.error import NetAppRestError
+
+    if isinstance(exc, NetAppRestError):
+        response = exc.http_err_response
+        status = response.http_response.status_code if response is not None else None
+        reason = ""
+        if response is not None:
+            try:
+                reason = str(response.http_response.json().get("error", {}).get("message", ""))
+            except ValueError:
+                reason = ""
+        cause = getattr(exc, "cause", None)
+        if not reason:
+            reason = "timed out" if cause is not None and "Timeout" in type(cause).__name__ else str(exc) or type(cause or exc).__name__
+        return Failure(status, reason, expired_session=status == 401)
+    return Failure(None, type(exc).__name__)
+
+
+def _caller(array: str, options: OntapOptions, conn: Any) -> ApiCaller:
+    # ONTAP authenticates every request (basic auth): there is no session to renew.
+    return ApiCaller(array, options, classify)
+
+
+def _res(name: str) -> Any:
+    import netapp_ontap.resources as resources
+
+    return getattr(resources, name)
+
+
+def _new(conn: Any, kind: str, *keys: Any, **fields: Any) -> Any:
+    """A netapp-ontap resource bound to this connection (the SDK takes the connection by set_connection)."""
+    obj = _res(kind)(*keys, **fields)
+    obj.set_connection(conn)
+    return obj
+
+
+def _find(api: ApiCaller, conn: Any, kind: str, what: str, **query: Any) -> Any:
+    cls = _res(kind)
+    return api.call(f"GET {cls._path.removeprefix('/api')}", what, lambda: cls.find(connection=conn, **query), idempotent=True)
+
+
+def delete_object(api: ApiCaller, conn: Any, attrs: dict[str, Any]) -> str | None:
+    """Remove one journalled object by name (idempotent); None when it is gone already."""
+    obj_type, name, svm = attrs["type"], attrs["name"], api.options.svm  # type: ignore[attr-defined]
+    if not name.rsplit("/", 1)[-1].startswith(attrs["prefix"]):
+        raise ArrayError(f"array {api.array}: refusing to delete {obj_type} {name}: not named with this run's prefix {attrs['prefix']}")
+    found: Any
+    if obj_type in ("lun_map", "subsystem_map"):
+        target_kind, group_kind = ("Lun", "Igroup") if obj_type == "lun_map" else ("NvmeNamespace", "NvmeSubsystem")
+        target = _find(api, conn, target_kind, f"{obj_type} {name}", name=name, **{"svm.name": svm})
+        group = _find(api, conn, group_kind, f"{obj_type} {name}", name=attrs["group"], **{"svm.name": svm})
+        if target is None or group is None:
+            return None
+        map_kind = "LunMap" if obj_type == "lun_map" else "NvmeSubsystemMap"
+        keys = {"lun.uuid": target.uuid, "igroup.uuid": group.uuid} if obj_type == "lun_map" else {}
+        if obj_type == "subsystem_map":
+            keys = {"subsystem.uuid": group.uuid, "namespace.uuid": target.uuid}
+        found = _find(api, conn, map_kind, f"{obj_type} {name}", **keys)
+        if found is None:
+            return None
+    elif obj_type == "snapshot":
+        flexvol = _find(api, conn, "Volume", f"snapshot {name}", name=attrs["flexvol"], **{"svm.name": svm})
+        if flexvol is None:
+            return None
+        cls = _res("Snapshot")
+        found = api.call(
+            "GET /storage/volumes/{volume.uuid}/snapshots",
+            f"snapshot {name}",
+            lambda: cls.find(flexvol.uuid, connection=conn, name=name),
+            idempotent=True,
+        )
+    else:
+        kind = {"lun": "Lun", "igroup": "Igroup", "namespace": "NvmeNamespace", "subsystem": "NvmeSubsystem"}[obj_type]
+        found = _find(api, conn, kind, f"{obj_type} {name}", name=name, **{"svm.name": svm})
+    if found is None:
+        return None
+    path = type(found)._path.removeprefix("/api")
+    api.call(f"DELETE {path}", f"{obj_type} {name}", lambda: found.delete())
+    return f"deleted {obj_type} {name} on ONTAP {api.options.management}"
+
+
+def _remove(options: dict[str, Any], attrs: dict[str, Any]) -> str | None:
+    parsed = OntapOptions.model_validate(options)
+    conn = connect(parsed)
+    return delete_object(_caller(f"ontap {parsed.management}", parsed, conn), conn, attrs)
+
+
+register_object_remover(DRIVER, _remove)
+
+
+@dataclass
+class _Owned:
+    volume: Volume
+    entry: Entry
+    maps: list[Entry] = field(default_factory=list)
+    snapshots: dict[str, Entry] = field(default_factory=dict)
+
+
+class Ontap:
+    """ArrayDriver over a NetApp ONTAP SVM (see module docstring)."""
+
+    Options: ClassVar[type[BaseModel]] = OntapOptions
+    serves_all_protocols: ClassVar[bool] = False
+    capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.SNAPSHOT, Capability.REPLICATE, Capability.DEDUPE})
+
+    def __init__(self, lab: Lab, run: Run) -> None:
+        self.lab = lab
+        self.run = run
+        self.options = OntapOptions.model_validate(lab.array.options)
+        self.prefix = run_prefix(self.options, run.run_id).replace("-", "_")  # LUN and igroup names take no '-' at the start
+        self.capabilities = frozenset()  # type: ignore[misc]  # setup() asks the array
+        self._conn: Any = None
+        self._api: ApiCaller | None = None
+        self._groups: dict[tuple[str, str], tuple[str, Entry]] = {}
+        self._volumes: dict[str, _Owned] = {}
+        self._initiators: dict[str, dict[str, str]] = {}
+        self._facts: dict[str, str] = {}
+        self._flexvol_uuid = ""
+        self._target_iqn = ""
+        self._subsystem_nqns: dict[str, str] = {}
+
+    @property
+    def api(self) -> ApiCaller:
+        if self._api is None:
+            raise ArrayError(f"array {self.lab.array.name}: setup() has not run")
+        return self._api
+
+    def _journal(self, obj_type: str, name: str, **attrs: Any) -> Entry:
+        return intend(self.run.ledger, DRIVER, self.options, obj_type, name, prefix=self.prefix, **attrs)
+
+    # -- lifecycle -----------------------------------------------------------------
+    def setup(self) -> None:
+        self._conn = connect(self.options)
+        self._api = _caller(self.lab.array.name, self.options, self._conn)
+        cluster = _new(self._conn, "Cluster")
+        self.api.call("GET /cluster", "cluster", lambda: cluster.get(fields="name,uuid,version"), idempotent=True)
+        version = getattr(getattr(cluster, "version", None), "full", "")
+        nodes = self.api.call(
+            "GET /cluster/nodes",
+            "cluster",
+            lambda: list(_res("Node").get_collection(connection=self._conn, fields="name,model,serial_number")),
+            idempotent=True,
+        )
+        self._facts = {
+            "array.driver": DRIVER,
+            "array.model": f"NetApp {', '.join(sorted({str(getattr(n, 'model', '?')) for n in nodes})) or 'ONTAP'}"
+            f" (cluster {getattr(cluster, 'name', '?')}, {len(nodes)} nodes)",
+            "array.firmware": version,
+            "array.serial": ", ".join(str(getattr(n, "serial_number", "")) for n in nodes),
+            "array.cluster_uuid": str(getattr(cluster, "uuid", "")),
+        }
+        licences = self.api.call(
+            "GET /cluster/licensing/licenses",
+            "cluster",
+            lambda: list(_res("LicensePackage").get_collection(connection=self._conn, fields="name,state")),
+            idempotent=True,
+        )
+        licensed = {lic.name for lic in licences if getattr(lic, "state", "compliant") == "compliant"}
+        flexvol = _find(
+            self.api,
+            self._conn,
+            "Volume",
+            f"flexvol {self.options.flexvol}",
+            name=self.options.flexvol,
+            **{"svm.name": self.options.svm},
+            fields="uuid,efficiency",
+        )
+        if flexvol is None:
+            raise ArrayError(f"array {self.lab.array.name}: SVM {self.options.svm} has no FlexVol {self.options.flexvol}")
+        self._flexvol_uuid = flexvol.uuid
+        # RESTORE is not offered: a FlexVol snapshot restore would roll back every LUN of the FlexVol.
+        caps = {Capability.SNAPSHOT}
+        if "snapmirror" in licensed and self.options.snapmirror:
+            caps.add(Capability.REPLICATE)
+        # Dedupe on demand needs dedupe enabled on the FlexVol and an array that reports the efficiency scanner (newer than 9.8).
+        efficiency = getattr(flexvol, "efficiency", None)
+        has_scanner = getattr(efficiency, "scanner", None) is not None
+        if has_scanner and getattr(efficiency, "dedupe", "none") not in ("none", None):
+            caps.add(Capability.DEDUPE)
+        self.capabilities = frozenset(caps)  # type: ignore[misc]
+        self._licensed = licensed
+        self._initiators = read_initiator_ids(self.lab)
+
+    def teardown(self) -> None:
+        for owned in list(self._volumes.values()):
+            self.delete_volume(owned.volume)
+        for _, entry in list(self._groups.values()):
+            self._delete(entry)
+        self._groups.clear()
+
+    def facts(self) -> dict[str, str]:
+        return dict(self._facts)
+
+    def _delete(self, entry: Entry) -> None:
+        delete_object(self.api, self._conn, entry.attrs)
+        self.run.ledger.released(entry)
+
+    # -- igroups / subsystems ---------------------------------------------------------
+    def _group(self, lab_host: str, protocol: str, initiator: str) -> str:
+        key = (lab_host, protocol)
+        if key not in self._groups:
+            name = f"{self.prefix}{lab_host}_{protocol.replace('-', '')}"[:96]
+            svm = {"name": self.options.svm}
+            if protocol == "iscsi":
+                entry = self._journal("igroup", name)
+                group = _new(
+                    self._conn,
+                    "Igroup",
+                    svm=svm,
+                    name=name,
+                    protocol="iscsi",
+                    os_type=self.options.os_type,
+                    initiators=[{"name": initiator}],
+                )
+                self.api.call("POST /protocols/san/igroups", f"igroup {name}", lambda: group.post(hydrate=True))
+            else:
+                entry = self._journal("subsystem", name)
+                group = _new(self._conn, "NvmeSubsystem", svm=svm, name=name, os_type=self.options.os_type, hosts=[{"nqn": initiator}])
+                self.api.call("POST /protocols/nvme/subsystems", f"subsystem {name}", lambda: group.post(hydrate=True))
+                self._subsystem_nqns[name] = str(getattr(group, "target_nqn", "") or "")
+            self.run.ledger.created(entry, uuid=group.uuid)
+            self._groups[key] = (name, entry)
+        return self._groups[key][0]
+
+    # -- volumes ------------------------------------------------------------------------
+    def create_volume(self, name: str, size_bytes: int, qos: QoS | None = None, export: str | None = None) -> Volume:
+        if qos is not None:
+            raise Unsupported(f"array driver {DRIVER} does not support {Capability.QOS.value}")
+        if name in self._volumes:
+            raise ArrayError(f"array {self.lab.array.name}: volume {name} exists already")
+        protocol = protocol_of(export, self.options)
+        if protocol not in ("iscsi", "nvme-tcp"):
+            raise ArrayError(f"array {self.lab.array.name}: volume {name}: the ontap driver maps over iscsi or nvme-tcp, not {protocol}")
+        hosts = initiators_for(protocol, self._initiators, self.lab.array.name)
+        path = f"/vol/{self.options.flexvol}/{self.prefix}{name}"
+        svm = {"name": self.options.svm}
+        obj_type, call = ("lun", "POST /storage/luns") if protocol == "iscsi" else ("namespace", "POST /storage/namespaces")
+        entry = self._journal(obj_type, path)
+        kind = "Lun" if protocol == "iscsi" else "NvmeNamespace"
+        made = _new(self._conn, kind, svm=svm, name=path, os_type=self.options.os_type, space={"size": size_bytes})
+        self.api.call(call, f"{obj_type} {path}", lambda: made.post(hydrate=True))
+        self.run.ledger.created(entry, uuid=made.uuid)
+        owned = _Owned(volume=Volume(name, size_bytes, DeviceIdentity(serial="pending")), entry=entry)
+        self._volumes[name] = owned
+        for lab_host, initiator in hosts.items():
+            group = self._group(lab_host, protocol, initiator)
+            if protocol == "iscsi":
+                mapping = self._journal("lun_map", path, group=group)
+                owned.maps.append(mapping)
+                lun_map = _new(self._conn, "LunMap", svm=svm, lun={"name": path}, igroup={"name": group})
+                self.api.call("POST /protocols/san/lun-maps", f"lun {path} igroup {group}", lambda lun_map=lun_map: lun_map.post())  # type: ignore[misc]
+            else:
+                mapping = self._journal("subsystem_map", path, group=group)
+                owned.maps.append(mapping)
+                ns_map = _new(self._conn, "NvmeSubsystemMap", svm=svm, subsystem={"name": group}, namespace={"name": path})
+                self.api.call(
+                    "POST /protocols/nvme/subsystem-maps", f"namespace {path} subsystem {group}", lambda ns_map=ns_map: ns_map.post()
+                )  # type: ignore[misc]
+            self.run.ledger.created(mapping)
+        owned.volume = Volume(
+            name=name, size_bytes=size_bytes, identity=self._identity(protocol, made, path), export=self._export(protocol, hosts)
+        )
+        return owned.volume
+
+    def _identity(self, protocol: str, made: Any, path: str) -> DeviceIdentity:
+        if protocol == "iscsi":
+            serial = str(getattr(made, "serial_number", "") or "")
+            if not serial:
+                lun = _new(self._conn, "Lun", uuid=made.uuid)
+                self.api.call("GET /storage/luns/{uuid}", f"lun {path}", lambda: lun.get(fields="serial_number"), idempotent=True)
+                serial = str(getattr(lun, "serial_number", "") or "")
+            if len(serial) != 12:
+                raise ArrayError(
+                    f"array {self.lab.array.name}: GET /storage/luns/{{uuid}} lun {path}: serial {serial!r} is not 12 characters"
+                )
+            return DeviceIdentity(wwn=wwn_of_serial(serial))
+        # NVMe: ONTAP reports the namespace's uuid; the host sees it as the namespace UUID (see report).
+        return DeviceIdentity(nguid=str(made.uuid))
+
+    def _export(self, protocol: str, hosts: dict[str, str]) -> dict[str, Any]:
+        if protocol == "iscsi":
+            if not self._target_iqn:
+                service = _new(self._conn, "IscsiService", svm={"name": self.options.svm})
+                found = _find(
+                    self.api, self._conn, "IscsiService", f"SVM {self.options.svm}", **{"svm.name": self.options.svm}, fields="target"
+                )
+                service = found or service
+                self._target_iqn = str(getattr(getattr(service, "target", None), "name", "") or "")
+            if not (self.options.iscsi_portal and self._target_iqn):
+                raise ArrayError(
+                    f"array {self.lab.array.name}: iSCSI needs iscsi_portal in the lab and an iSCSI service on SVM {self.options.svm}"
+                )
+            return {"kind": "iscsi", "portal": self.options.iscsi_portal, "target_iqn": self._target_iqn}
+        if not self.options.nvme_traddr:
+            raise ArrayError(f"array {self.lab.array.name}: NVMe/TCP needs nvme_traddr in the lab's array options")
+        nqn = next(iter(self._subsystem_nqns.values()), "")
+        return {"kind": "nvme-tcp", "traddr": self.options.nvme_traddr, "trsvcid": self.options.nvme_trsvcid, "subsys_nqn": nqn}
+
+    def delete_volume(self, volume: Volume) -> None:
+        owned = self._owned(volume)
+        for entry in list(owned.snapshots.values()):
+            self._delete(entry)
+        for entry in owned.maps:
+            if entry.open:
+                self._delete(entry)
+        self._delete(owned.entry)
+        del self._volumes[volume.name]
+
+    def list_volumes(self) -> list[Volume]:
+        return [owned.volume for owned in self._volumes.values()]
+
+    def set_qos(self, volume: Volume, qos: QoS | None) -> None:
+        if qos is not None:
+            raise Unsupported(f"array driver {DRIVER} does not support {Capability.QOS.value}")
+
+    # -- data services ----------------------------------------------------------------
+    def snapshot_create(self, volume: Volume, name: str) -> Snapshot:
+        owned = self._owned(volume)
+        snap = f"{self.prefix}{volume.name}_{name}"[:255]
+        entry = self._journal("snapshot", snap, flexvol=self.options.flexvol)
+        owned.snapshots[name] = entry
+        made = _new(self._conn, "Snapshot", self._flexvol_uuid, name=snap)
+        self.api.call("POST /storage/volumes/{volume.uuid}/snapshots", f"snapshot {snap}", lambda: made.post(hydrate=True))
+        self.run.ledger.created(entry, uuid=getattr(made, "uuid", None))
+        return Snapshot(name=name, volume=volume.name, export={"flexvol": self.options.flexvol, "snapshot": snap})
+
+    def snapshot_delete(self, snapshot: Snapshot) -> None:
+        owned = self._volumes.get(snapshot.volume)
+        entry = owned.snapshots.pop(snapshot.name, None) if owned else None
+        if entry is None:
+            raise ArrayError(f"array {self.lab.array.name}: no snapshot {snapshot.volume}@{snapshot.name} of this run")
+        self._delete(entry)
+
+    def snapshot_restore(self, volume: Volume, snapshot: Snapshot) -> None:
+        raise Unsupported(f"array driver {DRIVER}: single-LUN restore from a FlexVol snapshot is not implemented yet")
+
+    def dedupe_run(self) -> dict[str, Any]:
+        """Start the volume efficiency scanner on the FlexVol (old data too) and wait until it is idle."""
+        if Capability.DEDUPE not in self.capabilities:
+            raise Unsupported(f"array driver {DRIVER}: FlexVol {self.options.flexvol} has no dedupe enabled")
+        flexvol = _new(self._conn, "Volume", uuid=self._flexvol_uuid)
+        what = f"flexvol {self.options.flexvol}"
+        used_before = self._used_bytes(what)
+        started = time.monotonic()
+        flexvol.efficiency = {"scanner": {"state": "active", "scan_old_data": True}}
+        self.api.call("PATCH /storage/volumes/{uuid}", what, lambda: flexvol.patch())
+        while True:
+            probe = _new(self._conn, "Volume", uuid=self._flexvol_uuid)
+            self.api.call("GET /storage/volumes/{uuid}", what, lambda probe=probe: probe.get(fields="efficiency,space"), idempotent=True)  # type: ignore[misc]
+            state = getattr(getattr(getattr(probe, "efficiency", None), "scanner", None), "state", None)
+            if state in ("idle", "inactive"):
+                break
+            if time.monotonic() - started > self.options.efficiency_timeout_s:
+                raise ArrayError(
+                    f"array {self.lab.array.name}: {what}: efficiency scanner still {state} after {self.options.efficiency_timeout_s:.0f} s"
+                )
+            time.sleep(1)
+        used_after = getattr(getattr(probe, "space", None), "used", None)
+        return {
+            "flexvol": self.options.flexvol,
+            "scanner_state": state,
+            "duration_s": round(time.monotonic() - started, 3),
+            "used_bytes_before": used_before,
+            "used_bytes_after": used_after,
+            "saved_bytes": used_before - used_after if used_before is not None and used_after is not None else None,
+        }
+
+    def _used_bytes(self, what: str) -> int | None:
+        probe = _new(self._conn, "Volume", uuid=self._flexvol_uuid)
+        self.api.call("GET /storage/volumes/{uuid}", what, lambda: probe.get(fields="space"), idempotent=True)
+        return getattr(getattr(probe, "space", None), "used", None)
+
+    def replicate(self, volume: Volume) -> dict[str, Any]:
+        """One SnapMirror transfer of the FlexVol that holds the volume, waited for to its end."""
+        if Capability.REPLICATE not in self.capabilities:
+            raise Unsupported(f"array driver {DRIVER} (no snapmirror licence or option) does not support {Capability.REPLICATE.value}")
+        self._owned(volume)
+        source = f"{self.options.svm}:{self.options.flexvol}"
+        relationship = _find(self.api, self._conn, "SnapmirrorRelationship", f"source {source}", **{"source.path": source})
+        if relationship is None:
+            raise ArrayError(f"array {self.lab.array.name}: GET /snapmirror/relationships source {source}: no SnapMirror relationship")
+        started = time.monotonic()
+        transfer = _new(self._conn, "SnapmirrorTransfer", relationship.uuid)
+        self.api.call(
+            "POST /snapmirror/relationships/{relationship.uuid}/transfers", f"source {source}", lambda: transfer.post(hydrate=True)
+        )
+        while getattr(transfer, "state", None) not in ("success", "failed", "aborted"):
+            if time.monotonic() - started > self.options.transfer_timeout_s:
+                raise ArrayError(
+                    f"array {self.lab.array.name}: SnapMirror transfer of {source} not done after {self.options.transfer_timeout_s:.0f} s"
+                )
+            time.sleep(1)
+            self.api.call(
+                "GET /snapmirror/relationships/{relationship.uuid}/transfers/{uuid}",
+                f"source {source}",
+                lambda: transfer.get(),
+                idempotent=True,
+            )
+        if transfer.state != "success":
+            raise ArrayError(f"array {self.lab.array.name}: SnapMirror transfer of {source} ended {transfer.state}")
+        return {
+            "relationship": relationship.uuid,
+            "transfer": transfer.uuid,
+            "bytes_transferred": getattr(transfer, "bytes_transferred", None),
+            "duration_s": round(time.monotonic() - started, 3),
+        }
+
+    def volume_metrics(self, volume: Volume, interval: str = "1h") -> list[dict[str, Any]]:
+        """The LUN's IOPS and latency as the array measured them, one sample per array interval (evidence beside the host's)."""
+        owned = self._owned(volume)
+        if owned.entry.attrs["type"] != "lun":
+            raise Unsupported(f"array driver {DRIVER}: namespace metrics are not in the ONTAP 9.8 API description")
+        lun_uuid = owned.entry.attrs["uuid"]
+        cls = _res("PerformanceLunMetric")
+        records = self.api.call(
+            "GET /storage/luns/{uuid}/metrics",
+            f"lun {owned.entry.attrs['name']}",
+            lambda: list(
+                cls.get_collection(lun_uuid, connection=self._conn, interval=interval, fields="timestamp,duration,status,iops,latency")
+            ),
+            idempotent=True,
+        )
+        samples = []
+        for record in records:
+            iops, latency = getattr(record, "iops", None), getattr(record, "latency", None)
+            samples.append(
+                {
+                    "timestamp": str(getattr(record, "timestamp", "")),
+                    "duration": getattr(record, "duration", None),
+                    "status": getattr(record, "status", None),
+                    "read_iops": getattr(iops, "read", None),
+                    "write_iops": getattr(iops, "write", None),
+                    "read_latency_us": getattr(latency, "read", None),  # ONTAP reports latency in microseconds
+                    "write_latency_us": getattr(latency, "write", None),
+                }
+            )
+        return samples
+
+    def _owned(self, volume: Volume) -> _Owned:
+        if volume.name not in self._volumes:
+            raise ArrayError(f"array {self.lab.array.name}: no volume {volume.name} of this run")
+        return self._volumes[volume.name]

@@ -1,0 +1,523 @@
+"""Pure Storage FlashArray through Pure's own SDK, py-pure-client (REST 2.56).
+
+Volume = a FlashArray volume; one host per lab host and protocol with its IQN or
+NQN; map = a host-volume connection. Identity from the volume serial: WWN
+naa.624a9370 + serial (the host's WWID 3624a9370...), NGUID 00 + serial[0:14] +
+24a937 + serial[-10:]. Deleting = destroy then eradicate (a destroyed volume
+would otherwise hold its name for 24 hours). Snapshot = a volume snapshot;
+replicate = the volume joins the lab's protection group, whose snapshot is
+taken with replicate_now and its transfer followed to the end. The SDK's own
+retries are off (it would repeat a POST on a 5xx): ApiCaller retries reads only.
+Written against FlashArray REST 2.56 (../shared/specs/pure-flasharray/FA2.56.spec.yaml).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, Field
+
+from iogate.arrays.base import Capability, Snapshot, Unsupported, Volume
+from iogate.arrays.rest_common import (
+    ApiCaller,
+    Failure,
+    VendorOptions,
+    initiators_for,
+    intend,
+    protocol_of,
+    read_initiator_ids,
+    redact_sdk_logs,
+    register_object_remover,
+    require_sdk,
+    run_prefix,
+)
+from iogate.errors import ArrayError
+from iogate.lab import DeviceIdentity, Lab, QoS
+from iogate.ledger import Entry
+from iogate.run import Run
+
+DRIVER = "pure"
+API_VERSION = "2.56"
+PURE_NAA = "624a9370"  # NAA 6 + Pure's IEEE company id 24a937
+
+
+class PureOptions(VendorOptions):
+    username: str = "pureuser"  # the token's user (the API token alone authenticates)
+    iscsi_portal: str | None = None
+    iscsi_target_iqn: str | None = None
+    nvme_traddr: str | None = None
+    nvme_trsvcid: str = "4420"
+    nvme_subsys_nqn: str | None = None
+    # An existing protection group with a replication target: replicate() adds the volume and replicates now.
+    protection_group: str | None = None
+    replication_timeout_s: float = Field(default=3600.0, gt=0)
+
+
+def wwn_of_serial(serial: str) -> str:
+    return f"naa.{PURE_NAA}{serial.lower()}"
+
+
+def nguid_of_serial(serial: str) -> str:
+    serial = serial.lower()
+    return f"00{serial[:14]}24a937{serial[-10:]}"
+
+
+class PureApiError(Exception):
+    """An ErrorResponse of the SDK turned into an exception ApiCaller can classify."""
+
+    def __init__(self, status: int | None, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def checked(response: Any) -> list[Any]:
+    """The items of a ValidResponse; an ErrorResponse raises PureApiError."""
+    from pypureclient.responses import ErrorResponse
+
+    if isinstance(response, ErrorResponse):
+        messages = "; ".join(str(getattr(e, "message", "") or "") for e in response.errors or [])
+        raise PureApiError(response.status_code, messages)
+    return list(getattr(response, "items", []) or [])
+
+
+def connect(options: PureOptions) -> Any:
+    require_sdk("pypureclient", "py-pure-client", DRIVER)
+    from pypureclient import flasharray  # the SDK is an optional extra
+    from pypureclient.configuration import Configuration
+
+    # The SDK's legacy default is verify_ssl=False: say what is meant, always.
+    if isinstance(options.verify_tls, str):
+        tls: dict[str, Any] = {"verify_ssl": True, "configuration": Configuration(ssl_ca_cert=options.verify_tls)}
+    else:
+        tls = {"verify_ssl": options.verify_tls}
+    redact_sdk_logs("pypureclient", "urllib3")
+    return flasharray.Client(
+        options.management,
+        version=API_VERSION,
+        api_token=options.secret(),
+        retries=0,
+        timeout=(options.timeout_s, options.timeout_s),
+        **tls,
+    )
+
+
+def classify(exc: BaseException) -> Failure:
+    if isinstance(exc, PureApiError):
+        return Failure(exc.status, exc.message, expired_session=exc.status == 401)
+    name = type(exc).__name__
+    text = str(exc)
+    timed_out = "Timeout" in name or "timed out" in text.lower() or "timeout" in text.lower()
+    return Failure(None, "timed out" if timed_out else name)
+
+
+def _connect_checked(options: PureOptions, array: str) -> Any:
+    try:
+        return connect(options)
+    except Exception as exc:  # login failures carry the SDK's text, which may quote the request
+        raise ArrayError(f"array {array}: POST /api/{API_VERSION}/login: {classify(exc).reason}") from None
+
+
+def _caller(array: str, options: PureOptions, client: Any) -> ApiCaller:
+    def renew() -> None:
+        client._set_auth_header(refresh=True)  # a new session token from the API token
+
+    return ApiCaller(array, options, classify, renew_session=renew)
+
+
+def _exists(api: ApiCaller, client: Any, obj_type: str, name: str) -> bool:
+    call = {
+        "volume": "get_volumes",
+        "snapshot": "get_volume_snapshots",
+        "pgroup_snapshot": "get_protection_group_snapshots",
+        "host": "get_hosts",
+    }[obj_type]
+    try:
+        items = api.call(
+            f"GET /{call.removeprefix('get_').replace('_', '-')}",
+            f"{obj_type} {name}",
+            lambda: checked(getattr(client, call)(names=[name])),
+            idempotent=True,
+        )
+    except ArrayError as exc:
+        if "HTTP 400" in str(exc) and "not exist" in str(exc).lower():
+            return False
+        raise
+    return bool(items)
+
+
+def delete_object(api: ApiCaller, client: Any, attrs: dict[str, Any]) -> str | None:
+    """Remove one journalled object by name (idempotent); None when it is gone already."""
+    from pypureclient import flasharray
+
+    obj_type, name = attrs["type"], attrs["name"]
+    if not (
+        name.startswith(attrs["prefix"])
+        or (obj_type in ("membership", "pgroup_snapshot") and attrs.get("volume", "").startswith(attrs["prefix"]))
+    ):
+        raise ArrayError(f"array {api.array}: refusing to delete {obj_type} {name}: not named with this run's prefix {attrs['prefix']}")
+    if obj_type == "connection":
+        found = api.call(
+            "GET /connections",
+            f"volume {name} host {attrs['host']}",
+            lambda: (
+                checked(client.get_connections(volume_names=[name], host_names=[attrs["host"]]))
+                if _exists(api, client, "volume", name) and _exists(api, client, "host", attrs["host"])
+                else []
+            ),
+            idempotent=True,
+        )
+        if not found:
+            return None
+        api.call(
+            "DELETE /connections",
+            f"volume {name} host {attrs['host']}",
+            lambda: checked(client.delete_connections(volume_names=[name], host_names=[attrs["host"]])),
+        )
+        return f"disconnected volume {name} from host {attrs['host']}"
+    if obj_type == "membership":
+        group, volume = attrs["group"], attrs["volume"]
+        if not _exists(api, client, "volume", volume):
+            return None
+        members = api.call(
+            "GET /protection-groups/volumes",
+            f"volume {volume} group {group}",
+            lambda: checked(client.get_protection_groups_volumes(group_names=[group], member_names=[volume])),
+            idempotent=True,
+        )
+        if not members:
+            return None
+        api.call(
+            "DELETE /protection-groups/volumes",
+            f"volume {volume} group {group}",
+            lambda: checked(client.delete_protection_groups_volumes(group_names=[group], member_names=[volume])),
+        )
+        return f"removed volume {volume} from protection group {group}"
+    if obj_type == "host":
+        if not _exists(api, client, "host", name):
+            return None
+        api.call("DELETE /hosts", f"host {name}", lambda: checked(client.delete_hosts(names=[name])))
+        return f"deleted host {name}"
+    if not _exists(api, client, obj_type, name):
+        return None
+    # Volumes and snapshots are destroyed first (PATCH destroyed=true), then eradicated (DELETE).
+    patch, delete, model = {
+        "volume": ("patch_volumes", "delete_volumes", flasharray.VolumePatch),
+        "snapshot": ("patch_volume_snapshots", "delete_volume_snapshots", flasharray.VolumeSnapshotPatch),
+        "pgroup_snapshot": (
+            "patch_protection_group_snapshots",
+            "delete_protection_group_snapshots",
+            flasharray.ProtectionGroupSnapshotPatch,
+        ),
+    }[obj_type]
+    path = "/" + patch.removeprefix("patch_").replace("_", "-")
+    body_name = {"volume": "volume", "snapshot": "volume_snapshot", "pgroup_snapshot": "protection_group_snapshot"}[obj_type]
+    api.call(
+        f"PATCH {path}", f"{obj_type} {name}", lambda: checked(getattr(client, patch)(names=[name], **{body_name: model(destroyed=True)}))
+    )
+    api.call(f"DELETE {path}", f"{obj_type} {name}", lambda: checked(getattr(client, delete)(names=[name])))
+    return f"eradicated {obj_type} {name}"
+
+
+def _remove(options: dict[str, Any], attrs: dict[str, Any]) -> str | None:
+    parsed = PureOptions.model_validate(options)
+    array = f"pure {parsed.management}"
+    client = _connect_checked(parsed, array)
+    return delete_object(_caller(array, parsed, client), client, attrs)
+
+
+register_object_remover(DRIVER, _remove)
+
+
+@dataclass
+class _Owned:
+    volume: Volume
+    entry: Entry
+    serial: str
+    connections: list[Entry] = field(default_factory=list)
+    snapshots: dict[str, Entry] = field(default_factory=dict)
+    replication: list[Entry] = field(default_factory=list)
+
+
+class Pure:
+    """ArrayDriver over a Pure Storage FlashArray (see module docstring)."""
+
+    Options: ClassVar[type[BaseModel]] = PureOptions
+    serves_all_protocols: ClassVar[bool] = False
+    capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.SNAPSHOT, Capability.REPLICATE})
+
+    def __init__(self, lab: Lab, run: Run) -> None:
+        self.lab = lab
+        self.run = run
+        self.options = PureOptions.model_validate(lab.array.options)
+        self.prefix = run_prefix(self.options, run.run_id)
+        self.capabilities = frozenset()  # type: ignore[misc]  # setup() asks the array
+        self._client: Any = None
+        self._api: ApiCaller | None = None
+        self._hosts: dict[tuple[str, str], Entry] = {}
+        self._volumes: dict[str, _Owned] = {}
+        self._initiators: dict[str, dict[str, str]] = {}
+        self._facts: dict[str, str] = {}
+
+    @property
+    def api(self) -> ApiCaller:
+        if self._api is None:
+            raise ArrayError(f"array {self.lab.array.name}: setup() has not run")
+        return self._api
+
+    def _journal(self, obj_type: str, name: str, **attrs: Any) -> Entry:
+        return intend(self.run.ledger, DRIVER, self.options, obj_type, name, prefix=self.prefix, **attrs)
+
+    def _delete(self, entry: Entry) -> None:
+        delete_object(self.api, self._client, entry.attrs)
+        self.run.ledger.released(entry)
+
+    # -- lifecycle --------------------------------------------------------------------
+    def setup(self) -> None:
+        self._client = _connect_checked(self.options, self.lab.array.name)
+        self._api = _caller(self.lab.array.name, self.options, self._client)
+        (array,) = self.api.call("GET /arrays", "array", lambda: checked(self._client.get_arrays()), idempotent=True) or [None]
+        controllers = self.api.call("GET /controllers", "array", lambda: checked(self._client.get_controllers()), idempotent=True)
+        models = sorted({str(getattr(c, "model", "") or "") for c in controllers} - {""})
+        self._facts = {
+            "array.driver": DRIVER,
+            "array.model": f"Pure Storage {', '.join(models) or 'FlashArray'}",
+            "array.firmware": f"{getattr(array, 'os', 'Purity')} {getattr(array, 'version', '')}".strip(),
+            "array.serial": self._chassis_serial(),
+            "array.id": str(getattr(array, "id", "") or ""),
+            "array.name": str(getattr(array, "name", "") or ""),
+        }
+        caps = {Capability.SNAPSHOT}
+        if self.options.protection_group:
+            group = self.options.protection_group
+            found = self.api.call(
+                "GET /protection-groups",
+                f"protection group {group}",
+                lambda: checked(self._client.get_protection_groups(names=[group])),
+                idempotent=True,
+            )
+            connections = self.api.call(
+                "GET /array-connections", "array", lambda: checked(self._client.get_array_connections()), idempotent=True
+            )
+            connected = [c for c in connections if getattr(c, "status", None) == "connected"]
+            if found and (getattr(found[0], "target_count", 0) or 0) > 0 and connected:
+                caps.add(Capability.REPLICATE)
+        self.capabilities = frozenset(caps)  # type: ignore[misc]
+        self._initiators = read_initiator_ids(self.lab)
+
+    def _chassis_serial(self) -> str:
+        chassis = self.api.call("GET /hardware", "array", lambda: checked(self._client.get_hardware(names=["CH0"])), idempotent=True)
+        return str(getattr(chassis[0], "serial", "") or "") if chassis else ""
+
+    def teardown(self) -> None:
+        for owned in list(self._volumes.values()):
+            self.delete_volume(owned.volume)
+        for entry in list(self._hosts.values()):
+            self._delete(entry)
+        self._hosts.clear()
+
+    def facts(self) -> dict[str, str]:
+        return dict(self._facts)
+
+    # -- hosts ------------------------------------------------------------------------
+    def _host(self, lab_host: str, protocol: str, initiator: str) -> str:
+        from pypureclient import flasharray
+
+        key = (lab_host, protocol)
+        if key not in self._hosts:
+            name = f"{self.prefix}{lab_host}-{protocol.replace('-', '')}"[:63]
+            entry = self._journal("host", name)
+            body = flasharray.HostPost(iqns=[initiator]) if protocol == "iscsi" else flasharray.HostPost(nqns=[initiator])
+            self.api.call("POST /hosts", f"host {name}", lambda: checked(self._client.post_hosts(names=[name], host=body)))
+            self.run.ledger.created(entry)
+            self._hosts[key] = entry
+        return str(self._hosts[key].attrs["name"])
+
+    # -- volumes ----------------------------------------------------------------------
+    def create_volume(self, name: str, size_bytes: int, qos: QoS | None = None, export: str | None = None) -> Volume:
+        from pypureclient import flasharray
+
+        if qos is not None:
+            raise Unsupported(f"array driver {DRIVER} does not support {Capability.QOS.value}")
+        if name in self._volumes:
+            raise ArrayError(f"array {self.lab.array.name}: volume {name} exists already")
+        protocol = protocol_of(export, self.options)
+        hosts = initiators_for(protocol, self._initiators, self.lab.array.name)
+        array_name = f"{self.prefix}{name}"[:63]
+        entry = self._journal("volume", array_name)
+        made = self.api.call(
+            "POST /volumes",
+            f"volume {array_name}",
+            lambda: checked(self._client.post_volumes(names=[array_name], volume=flasharray.VolumePost(provisioned=size_bytes))),
+        )
+        serial = str(getattr(made[0], "serial", "") or "") if made else ""
+        if len(serial) != 24:
+            raise ArrayError(f"array {self.lab.array.name}: POST /volumes volume {array_name}: serial {serial!r} is not 24 hex digits")
+        self.run.ledger.created(entry, serial=serial)
+        owned = _Owned(volume=Volume(name, size_bytes, DeviceIdentity(serial=serial)), entry=entry, serial=serial)
+        self._volumes[name] = owned
+        lun = None
+        for lab_host, initiator in hosts.items():
+            host = self._host(lab_host, protocol, initiator)
+            connection = self._journal("connection", array_name, host=host)
+            owned.connections.append(connection)
+            done = self.api.call(
+                "POST /connections",
+                f"volume {array_name} host {host}",
+                lambda host=host: checked(self._client.post_connections(host_names=[host], volume_names=[array_name])),
+            )  # type: ignore[misc]
+            lun = getattr(done[0], "lun", None) if done else None
+            self.run.ledger.created(connection)
+        identity = DeviceIdentity(wwn=wwn_of_serial(serial)) if protocol == "iscsi" else DeviceIdentity(nguid=nguid_of_serial(serial))
+        owned.volume = Volume(name=name, size_bytes=size_bytes, identity=identity, export=self._export(protocol, lun))
+        return owned.volume
+
+    def _export(self, protocol: str, lun: int | None) -> dict[str, Any]:
+        options = self.options
+        if protocol == "iscsi":
+            if not (options.iscsi_portal and options.iscsi_target_iqn):
+                raise ArrayError(f"array {self.lab.array.name}: iSCSI needs iscsi_portal and iscsi_target_iqn in the lab's array options")
+            return {"kind": "iscsi", "portal": options.iscsi_portal, "target_iqn": options.iscsi_target_iqn, "lun": lun}
+        if not (options.nvme_traddr and options.nvme_subsys_nqn):
+            raise ArrayError(f"array {self.lab.array.name}: NVMe/TCP needs nvme_traddr and nvme_subsys_nqn in the lab's array options")
+        return {"kind": "nvme-tcp", "traddr": options.nvme_traddr, "trsvcid": options.nvme_trsvcid, "subsys_nqn": options.nvme_subsys_nqn}
+
+    def delete_volume(self, volume: Volume) -> None:
+        owned = self._owned(volume)
+        for entry in [*owned.replication[::-1], *owned.snapshots.values(), *owned.connections]:
+            if entry.open:
+                self._delete(entry)
+        self._delete(owned.entry)
+        del self._volumes[volume.name]
+
+    def list_volumes(self) -> list[Volume]:
+        return [owned.volume for owned in self._volumes.values()]
+
+    def set_qos(self, volume: Volume, qos: QoS | None) -> None:
+        if qos is not None:
+            raise Unsupported(f"array driver {DRIVER} does not support {Capability.QOS.value}")
+
+    # -- data services ------------------------------------------------------------------
+    def snapshot_create(self, volume: Volume, name: str) -> Snapshot:
+        from pypureclient import flasharray
+
+        owned = self._owned(volume)
+        volume_name = owned.entry.attrs["name"]
+        suffix = "".join(c if c.isalnum() or c == "-" else "-" for c in name)[:63]
+        snap = f"{volume_name}.{suffix}"
+        entry = self._journal("snapshot", snap)
+        owned.snapshots[name] = entry
+        self.api.call(
+            "POST /volume-snapshots",
+            f"snapshot {snap}",
+            lambda: checked(
+                self._client.post_volume_snapshots(source_names=[volume_name], volume_snapshot=flasharray.VolumeSnapshotPost(suffix=suffix))
+            ),
+        )
+        self.run.ledger.created(entry)
+        return Snapshot(name=name, volume=volume.name, export={"array_name": snap})
+
+    def snapshot_delete(self, snapshot: Snapshot) -> None:
+        owned = self._volumes.get(snapshot.volume)
+        entry = owned.snapshots.pop(snapshot.name, None) if owned else None
+        if entry is None:
+            raise ArrayError(f"array {self.lab.array.name}: no snapshot {snapshot.volume}@{snapshot.name} of this run")
+        self._delete(entry)
+
+    def snapshot_restore(self, volume: Volume, snapshot: Snapshot) -> None:
+        raise Unsupported(f"array driver {DRIVER}: restore (POST /volumes?overwrite=true from a snapshot) is not implemented yet")
+
+    def dedupe_run(self) -> dict[str, Any]:
+        raise Unsupported(f"array driver {DRIVER}: Purity deduplicates inline; the API has no on-demand dedupe job")
+
+    def replicate(self, volume: Volume) -> dict[str, Any]:
+        """The volume joins the protection group; a replicate-now snapshot of the group is followed to completion."""
+        from pypureclient import flasharray
+
+        if Capability.REPLICATE not in self.capabilities:
+            raise Unsupported(
+                f"array driver {DRIVER} (no protection_group with a connected target) does not support {Capability.REPLICATE.value}"
+            )
+        owned = self._owned(volume)
+        group, volume_name = str(self.options.protection_group), owned.entry.attrs["name"]
+        if not owned.replication:
+            member = self._journal("membership", f"{group}/{volume_name}", group=group, volume=volume_name)
+            owned.replication.append(member)
+            self.api.call(
+                "POST /protection-groups/volumes",
+                f"volume {volume_name} group {group}",
+                lambda: checked(self._client.post_protection_groups_volumes(group_names=[group], member_names=[volume_name])),
+            )
+            self.run.ledger.created(member)
+        suffix = f"{self.prefix.rstrip('-')}-{len(owned.replication)}"
+        snap = f"{group}.{suffix}"
+        entry = self._journal("pgroup_snapshot", snap, volume=volume_name)
+        owned.replication.append(entry)
+        started = time.monotonic()
+        self.api.call(
+            "POST /protection-group-snapshots",
+            f"protection group {group}",
+            lambda: checked(
+                self._client.post_protection_group_snapshots(
+                    source_names=[group],
+                    replicate_now=True,
+                    protection_group_snapshot=flasharray.ProtectionGroupSnapshotPost(suffix=suffix),
+                )
+            ),
+        )
+        self.run.ledger.created(entry)
+        while True:
+            transfer = self.api.call(
+                "GET /protection-group-snapshots/transfer",
+                f"snapshot {snap}",
+                lambda: checked(self._client.get_protection_group_snapshots_transfer(names=[snap])),
+                idempotent=True,
+            )
+            done = [t for t in transfer if getattr(t, "completed", None) or (getattr(t, "progress", 0) or 0) >= 1.0]
+            if transfer and len(done) == len(transfer):
+                break
+            if time.monotonic() - started > self.options.replication_timeout_s:
+                raise ArrayError(
+                    f"array {self.lab.array.name}: replication of {snap} not done after {self.options.replication_timeout_s:.0f} s"
+                )
+            time.sleep(1)
+        return {
+            "protection_group_snapshot": snap,
+            "data_transferred_bytes": sum(getattr(t, "data_transferred", 0) or 0 for t in transfer),
+            "duration_s": round(time.monotonic() - started, 3),
+        }
+
+    def volume_metrics(
+        self, volume: Volume, start_ms: int | None = None, end_ms: int | None = None, resolution_ms: int = 30000
+    ) -> list[dict[str, Any]]:
+        """The volume's IOPS and latency as the array measured them, one sample per resolution step (evidence beside the host's)."""
+        owned = self._owned(volume)
+        name = owned.entry.attrs["name"]
+        window: dict[str, Any] = {"resolution": resolution_ms}
+        if start_ms is not None:
+            window["start_time"] = start_ms
+        if end_ms is not None:
+            window["end_time"] = end_ms
+        items = self.api.call(
+            "GET /volumes/performance",
+            f"volume {name}",
+            lambda: checked(self._client.get_volumes_performance(names=[name], **window)),
+            idempotent=True,
+        )
+        return [
+            {
+                "time_ms": getattr(item, "time", None),
+                "read_iops": getattr(item, "reads_per_sec", None),
+                "write_iops": getattr(item, "writes_per_sec", None),
+                "read_latency_us": getattr(item, "usec_per_read_op", None),
+                "write_latency_us": getattr(item, "usec_per_write_op", None),
+            }
+            for item in items
+        ]
+
+    def _owned(self, volume: Volume) -> _Owned:
+        if volume.name not in self._volumes:
+            raise ArrayError(f"array {self.lab.array.name}: no volume {volume.name} of this run")
+        return self._volumes[volume.name]

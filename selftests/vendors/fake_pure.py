@@ -1,0 +1,245 @@
+"""A fake FlashArray REST 2.56 API with state, for the contract tests."""
+
+from __future__ import annotations
+
+import itertools
+import secrets as pysecrets
+import uuid as uuidlib
+from typing import Any
+
+from selftests.vendors.server import Reply, Request
+
+V = "/api/2.56"
+
+
+def _names(query: dict[str, list[str]], key: str = "names") -> list[str]:
+    return [n for value in query.get(key, []) for n in value.split(",") if n]
+
+
+class FakePure:
+    def __init__(self, api_token: str) -> None:
+        self.api_token = api_token
+        self.tokens: set[str] = set()
+        self.volumes: dict[str, dict[str, Any]] = {}
+        self.destroyed: set[str] = set()
+        self.hosts: dict[str, dict[str, Any]] = {}
+        self.connections: list[dict[str, Any]] = []
+        self.snapshots: dict[str, dict[str, Any]] = {}
+        self.pgroups: dict[str, dict[str, Any]] = {"pg-dr": {"name": "pg-dr", "target_count": 1, "members": []}}
+        self.pgroup_snapshots: dict[str, dict[str, Any]] = {}
+        self.array_connections = [{"name": "fa-dr", "id": str(uuidlib.uuid4()), "status": "connected", "type": "async-replication"}]
+        self.transfer_polls_until_done = 1
+        self.performance_queries: list[dict[str, list[str]]] = []
+        self._ids = itertools.count(1)
+
+    def expire_sessions(self) -> None:
+        self.tokens.clear()
+
+    @staticmethod
+    def _items(items: list[dict[str, Any]]) -> Reply:
+        return Reply(200, {"items": items, "more_items_remaining": False, "total_item_count": len(items), "continuation_token": None})
+
+    @staticmethod
+    def _error(status: int, context: str, message: str) -> Reply:
+        return Reply(status, {"errors": [{"context": context, "message": message}]})
+
+    def __call__(self, request: Request) -> Reply:
+        path, q = request.path, request.query
+        if path == "/api/api_version":
+            return Reply(200, {"version": ["2.0", "2.55", "2.56"]})
+        if path == f"{V}/login":
+            if request.headers.get("api-token") != self.api_token:
+                return self._error(401, "login", "invalid API token")
+            token = str(uuidlib.uuid4())
+            self.tokens.add(token)
+            return Reply(200, {"items": [{"username": "pureuser"}]}, {"x-auth-token": token})
+        if path == f"{V}/logout":
+            self.tokens.discard(request.headers.get("x-auth-token", ""))
+            return Reply(200)
+        if request.headers.get("x-auth-token") not in self.tokens:
+            return self._error(401, "session", "session expired")
+        if path == f"{V}/volumes/performance":
+            self.performance_queries.append(q)
+            return self._items(
+                [
+                    {
+                        "name": n,
+                        "time": 1763920000000 + i * 30000,
+                        "reads_per_sec": 2000 + i,
+                        "writes_per_sec": 1000 + i,
+                        "usec_per_read_op": 180,
+                        "usec_per_write_op": 220,
+                    }
+                    for n in _names(q)
+                    if n in self.volumes
+                    for i in range(2)
+                ]
+            )
+        handler = getattr(self, "_" + path.removeprefix(V + "/").replace("-", "_").replace("/", "__"), None)
+        if handler is None:
+            return self._error(404, path, "no such path in the fake")
+        reply: Reply = handler(request, q)
+        if request.method != "GET" and isinstance(reply.body, dict):
+            # Only list (GET) answers page: a write's answer is {"items": [...]} (the *Response schemas).
+            for key in ("more_items_remaining", "total_item_count", "continuation_token"):
+                reply.body.pop(key, None)
+        return reply
+
+    def _arrays(self, request: Request, q: dict[str, list[str]]) -> Reply:
+        return self._items([{"name": "fa-poc", "id": "5e8f3f4c-0000-4000-8000-000000000001", "os": "Purity//FA", "version": "6.7.1"}])
+
+    def _controllers(self, request: Request, q: dict[str, list[str]]) -> Reply:
+        return self._items(
+            [
+                {"name": f"CT{i}", "model": "FA-X70R4", "version": "6.7.1", "status": "ready", "mode": m}
+                for i, m in enumerate(("primary", "secondary"))
+            ]
+        )
+
+    def _hardware(self, request: Request, q: dict[str, list[str]]) -> Reply:
+        return self._items([{"name": "CH0", "type": "chassis", "status": "ok", "model": "FA-X70R4", "serial": "PCHFL2110000A"}])
+
+    def _array_connections(self, request: Request, q: dict[str, list[str]]) -> Reply:
+        return self._items(self.array_connections)
+
+    def _protection_groups(self, request: Request, q: dict[str, list[str]]) -> Reply:
+        found = [{"name": g["name"], "target_count": g["target_count"]} for n, g in self.pgroups.items() if n in _names(q)]
+        return self._items(found) if found else self._error(400, ",".join(_names(q)), "Protection group does not exist.")
+
+    def _protection_groups__volumes(self, request: Request, q: dict[str, list[str]]) -> Reply:
+        group = self.pgroups[_names(q, "group_names")[0]]
+        members = _names(q, "member_names")
+        if request.method == "POST":
+            group["members"] += members
+        elif request.method == "DELETE":
+            group["members"] = [m for m in group["members"] if m not in members]
+        else:
+            return self._items([{"group": {"name": group["name"]}, "member": {"name": m}} for m in group["members"] if m in members])
+        return (
+            self._items([{"group": {"name": group["name"]}, "member": {"name": m}} for m in members])
+            if request.method == "POST"
+            else Reply(200)
+        )
+
+    def _volumes(self, request: Request, q: dict[str, list[str]]) -> Reply:
+        names = _names(q)
+        if request.method == "POST":
+            name = names[0]
+            if name in self.volumes:
+                return self._error(400, name, "Volume already exists.")
+            serial = pysecrets.token_hex(12).upper()
+            self.volumes[name] = {
+                "name": name,
+                "id": str(uuidlib.uuid4()),
+                "serial": serial,
+                "provisioned": request.body["provisioned"],
+                "destroyed": False,
+            }
+            return self._items([self.volumes[name]])
+        missing = [n for n in names if n not in self.volumes]
+        if missing:
+            return self._error(400, missing[0], "Volume does not exist.")
+        if request.method == "PATCH":
+            for n in names:
+                self.volumes[n]["destroyed"] = bool(request.body.get("destroyed"))
+            return self._items([self.volumes[n] for n in names])
+        if request.method == "DELETE":
+            for n in names:
+                if not self.volumes[n]["destroyed"]:
+                    return self._error(400, n, "Volume must be destroyed before it can be eradicated.")
+                if any(c["volume"]["name"] == n for c in self.connections):
+                    return self._error(400, n, "Volume has host connections.")
+                del self.volumes[n]
+            return Reply(200)
+        return self._items([self.volumes[n] for n in names] if names else list(self.volumes.values()))
+
+    def _hosts(self, request: Request, q: dict[str, list[str]]) -> Reply:
+        names = _names(q)
+        if request.method == "POST":
+            self.hosts[names[0]] = {"name": names[0], "iqns": request.body.get("iqns", []), "nqns": request.body.get("nqns", [])}
+            return self._items([self.hosts[names[0]]])
+        missing = [n for n in names if n not in self.hosts]
+        if missing:
+            return self._error(400, missing[0], "Host does not exist.")
+        if request.method == "DELETE":
+            if any(c["host"]["name"] in names for c in self.connections):
+                return self._error(400, names[0], "Host has connected volumes.")
+            for n in names:
+                del self.hosts[n]
+            return Reply(200)
+        return self._items([self.hosts[n] for n in names])
+
+    def _connections(self, request: Request, q: dict[str, list[str]]) -> Reply:
+        hosts, volumes = _names(q, "host_names"), _names(q, "volume_names")
+        if request.method == "POST":
+            conn = {"host": {"name": hosts[0]}, "volume": {"name": volumes[0]}, "lun": len(self.connections) + 1}
+            self.connections.append(conn)
+            return self._items([conn])
+        found = [c for c in self.connections if c["host"]["name"] in hosts and c["volume"]["name"] in volumes]
+        if request.method == "DELETE":
+            self.connections = [c for c in self.connections if c not in found]
+            return Reply(200)
+        return self._items(found)
+
+    def _volume_snapshots(self, request: Request, q: dict[str, list[str]]) -> Reply:
+        if request.method == "POST":
+            source = _names(q, "source_names")[0]
+            name = f"{source}.{request.body['suffix']}"
+            self.snapshots[name] = {"name": name, "source": {"name": source}, "serial": pysecrets.token_hex(12).upper(), "destroyed": False}
+            return self._items([self.snapshots[name]])
+        names = _names(q)
+        missing = [n for n in names if n not in self.snapshots]
+        if missing:
+            return self._error(400, missing[0], "Snapshot does not exist.")
+        if request.method == "PATCH":
+            for n in names:
+                self.snapshots[n]["destroyed"] = True
+            return self._items([self.snapshots[n] for n in names])
+        if request.method == "DELETE":
+            for n in names:
+                del self.snapshots[n]
+            return Reply(200)
+        return self._items([self.snapshots[n] for n in names])
+
+    def _protection_group_snapshots(self, request: Request, q: dict[str, list[str]]) -> Reply:
+        if request.method == "POST":
+            group = _names(q, "source_names")[0]
+            name = f"{group}.{request.body['suffix']}"
+            self.pgroup_snapshots[name] = {
+                "name": name,
+                "source": {"name": group},
+                "destroyed": False,
+                "polls": self.transfer_polls_until_done,
+            }
+            return self._items([{k: v for k, v in self.pgroup_snapshots[name].items() if k != "polls"}])
+        names = _names(q)
+        missing = [n for n in names if n not in self.pgroup_snapshots]
+        if missing:
+            return self._error(400, missing[0], "Protection group snapshot does not exist.")
+        if request.method == "PATCH":
+            for n in names:
+                self.pgroup_snapshots[n]["destroyed"] = True
+            return self._items([{k: v for k, v in self.pgroup_snapshots[n].items() if k != "polls"} for n in names])
+        if request.method == "DELETE":
+            for n in names:
+                del self.pgroup_snapshots[n]
+            return Reply(200)
+        return self._items([{k: v for k, v in self.pgroup_snapshots[n].items() if k != "polls"} for n in names])
+
+    def _protection_group_snapshots__transfer(self, request: Request, q: dict[str, list[str]]) -> Reply:
+        items = []
+        for name in _names(q):
+            snap = self.pgroup_snapshots[name]
+            snap["polls"] -= 1
+            done = snap["polls"] < 0
+            items.append(
+                {
+                    "name": name,
+                    "source": {"name": snap["source"]["name"]},
+                    "destroyed": False,
+                    "progress": 1.0 if done else 0.5,
+                    "completed": 1763900000000 if done else None,
+                    "data_transferred": 1 << 20 if done else 0,
+                }
+            )
+        return self._items(items)

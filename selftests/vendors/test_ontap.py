@@ -1,0 +1,237 @@
+"""ONTAP driver, contract depth: netapp-ontap against a fake cluster whose every
+request and response is checked against the ONTAP Swagger 2.0 description."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from iogate.arrays import ontap
+from iogate.arrays.base import Capability, Unsupported
+from iogate.errors import ArrayError
+from iogate.run import Run
+from selftests.vendors.conftest import INITIATORS, PASSWORD_ENV, make_lab
+from selftests.vendors.contract_openapi import OpenApiContract, load_spec
+from selftests.vendors.fake_ontap import FakeOntap
+from selftests.vendors.server import ContractServer, Fault, Request
+
+pytestmark = pytest.mark.vendors
+pytest.importorskip("netapp_ontap", reason="vendor SDK not installed: pip install -r requirements-vendors.txt")
+SPEC = Path("/work/shared/specs/netapp-ontap/swagger_full.yaml")
+# ONTAP 9.10+ added the efficiency scanner to volume PATCH; the 9.8-era swagger here predates it.
+NEWER_FIELDS = {
+    "efficiency.": {"scanner"},
+    "efficiency.scanner.": {"state", "scan_old_data"},
+    "response.efficiency.": {"scanner"},
+    "response.efficiency.scanner.": {"state"},
+    "response.records[].efficiency.": {"scanner"},
+    "response.records[].efficiency.scanner.": {"state"},
+}
+
+
+def contract() -> OpenApiContract:
+    return OpenApiContract(load_spec(SPEC), "/api", NEWER_FIELDS)
+
+
+@pytest.fixture
+def array(canary: str) -> FakeOntap:
+    return FakeOntap("iogate", canary)
+
+
+@pytest.fixture
+def server(tmp_path: Path, array: FakeOntap) -> Iterator[ContractServer]:
+    with ContractServer(array, contract(), tmp_path) as srv:
+        yield srv
+    assert srv.violations == [], "requests or responses outside the ONTAP swagger:\n" + "\n".join(srv.violations)
+
+
+def options(server: ContractServer, **extra: Any) -> dict[str, Any]:
+    return {
+        "management": server.address,
+        "username": "iogate",
+        "password": f"${{env:{PASSWORD_ENV}}}",
+        "verify_tls": str(server.cert),
+        "timeout_s": 30,
+        "retry_backoff_s": 0,
+        "svm": "svm1",
+        "flexvol": "iogate_vol",
+        "iscsi_portal": "192.0.2.20:3260",
+        "nvme_traddr": "192.0.2.21",
+        "snapmirror": True,
+        **extra,
+    }
+
+
+def make_driver(tmp_path: Path, server: ContractServer, run: Run, monkeypatch: pytest.MonkeyPatch, **extra: Any) -> ontap.Ontap:
+    monkeypatch.setattr(ontap, "read_initiator_ids", lambda lab: INITIATORS)
+    drv = ontap.Ontap(make_lab(tmp_path, "ontap", options(server, **extra)), run)
+    drv.setup()
+    return drv
+
+
+@pytest.fixture
+def driver(tmp_path: Path, server: ContractServer, run: Run, monkeypatch: pytest.MonkeyPatch) -> ontap.Ontap:
+    return make_driver(tmp_path, server, run, monkeypatch)
+
+
+def test_wwn_of_a_lun_serial_is_netapp_naa() -> None:
+    # Worked example: serial "wD9Kp?JxP0ib" -> 3600a0980 + 77443... as multipath shows the WWID.
+    assert ontap.wwn_of_serial("wD9Kp?JxP0ib") == "naa.600a0980" + "77443" + "94b703f4a78503069" + "62"
+
+
+def test_capabilities_come_from_the_licences(driver: ontap.Ontap, array: FakeOntap) -> None:
+    assert driver.capabilities == {Capability.SNAPSHOT, Capability.REPLICATE, Capability.DEDUPE}
+    facts = driver.facts()
+    assert facts["array.firmware"] == "NetApp Release 9.8.0" and facts["array.serial"] == "721900001, 721900002"
+    assert facts["array.model"] == "NetApp AFF-A400 (cluster cluster1, 2 nodes)"
+
+
+def test_lun_lifecycle_igroup_with_the_hosts_iqn_and_identity(driver: ontap.Ontap, array: FakeOntap) -> None:
+    volume = driver.create_volume("vol0", 1 << 30, export="iscsi")
+    (lun,) = array.objects["luns"].values()
+    assert lun["name"] == f"/vol/iogate_vol/{driver.prefix}vol0" and lun["space"]["size"] == 1 << 30
+    assert volume.identity.wwn == ontap.wwn_of_serial(lun["serial_number"])
+    (group,) = array.objects["igroups"].values()
+    assert group["initiators"] == [{"name": INITIATORS["h1"]["iscsi"]}]
+    assert array.lun_maps and volume.export["target_iqn"].startswith("iqn.1992-08.com.netapp")
+    snap = driver.snapshot_create(volume, "s1")
+    assert len(array.snapshots) == 1
+    driver.snapshot_delete(snap)
+    driver.teardown()
+    assert array.objects["luns"] == {} and array.objects["igroups"] == {} and array.lun_maps == [] and array.snapshots == {}
+
+
+def test_a_5xx_on_create_names_the_call_and_cleanup_removes_the_half_done_lun(
+    driver: ontap.Ontap, array: FakeOntap, server: ContractServer, run: Run
+) -> None:
+    from iogate.resources import release_all
+
+    server.inject(Fault("POST", r"/api/storage/luns$", status=500, after_app=True))
+    with pytest.raises(ArrayError, match=r"POST /storage/luns lun /vol/iogate_vol/\S+vol0: HTTP 500"):
+        driver.create_volume("vol0", 1 << 30)
+    assert len(array.objects["luns"]) == 1
+    release_all(run.ledger)
+    assert array.objects["luns"] == {}
+
+
+def test_the_canary_password_never_leaks(
+    driver: ontap.Ontap, server: ContractServer, run: Run, canary: str, all_logs: pytest.LogCaptureFixture
+) -> None:
+    server.inject(Fault("POST", r"/api/protocols/san/igroups$", status=503))
+    with pytest.raises(ArrayError) as failed:
+        driver.create_volume("vol0", 1 << 30)
+    text = "\n".join([str(failed.value), *(r.getMessage() for r in all_logs.records), run.ledger.path.read_text()])
+    assert "POST /protocols/san/igroups" in str(failed.value) and canary not in text
+
+
+def test_the_contract_check_fails_a_deviating_request() -> None:
+    check = contract()
+    assert check.check_request(Request("POST", "/api/storage/luns", {}, {}, {"name": "/vol/v/l", "thin": True})) == [
+        "field thin is not defined by the spec"
+    ]
+    assert check.check_request(Request("GET", "/api/storage/lunz", {}, {}, None)) == ["no such path in the spec"]
+    assert check.check_request(Request("POST", "/api/storage/luns", {}, {}, {"serial_number": "x"})) == [
+        "field serial_number is readOnly in the spec"
+    ]
+
+
+def test_nvme_namespace_in_a_subsystem_with_the_hosts_nqn(driver: ontap.Ontap, array: FakeOntap) -> None:
+    volume = driver.create_volume("ns0", 1 << 30, export="nvme-tcp")
+    (namespace,) = array.objects["namespaces"].values()
+    (subsystem,) = array.objects["subsystems"].values()
+    assert namespace["name"] == f"/vol/iogate_vol/{driver.prefix}ns0"
+    assert subsystem["hosts"] == [{"nqn": INITIATORS["h1"]["nvme-tcp"]}] and len(array.ns_maps) == 1
+    assert volume.identity.nguid == namespace["uuid"] and volume.export["subsys_nqn"] == subsystem["target_nqn"]
+    driver.teardown()
+    assert array.objects["namespaces"] == {} and array.objects["subsystems"] == {} and array.ns_maps == []
+
+
+def test_snapmirror_transfer_is_waited_for(driver: ontap.Ontap, array: FakeOntap, server: ContractServer) -> None:
+    volume = driver.create_volume("vol0", 1 << 30)
+    evidence = driver.replicate(volume)
+    assert evidence["relationship"] == array.relationships[0]["uuid"] and evidence["bytes_transferred"] == 1 << 20
+    assert any(c.endswith("/transfers") for c in server.calls())
+    driver.teardown()
+
+
+def test_dedupe_runs_the_efficiency_scanner_until_idle(driver: ontap.Ontap, array: FakeOntap, server: ContractServer) -> None:
+    evidence = driver.dedupe_run()
+    assert evidence["scanner_state"] == "idle"
+    (patch,) = [r for r, _ in server.log if r.method == "PATCH"]
+    assert patch.body == {"efficiency": {"scanner": {"state": "active", "scan_old_data": True}}}
+    assert len([r for r, _ in server.log if r.method == "GET" and r.path.endswith(array.flexvol["uuid"])]) >= 3
+
+
+def test_no_snapmirror_licence_no_replicate(
+    tmp_path: Path, server: ContractServer, array: FakeOntap, run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    array.licences.remove("snapmirror")
+    array.flexvol["efficiency"]["dedupe"] = "none"
+    monkeypatch.setattr(ontap, "read_initiator_ids", lambda lab: INITIATORS)
+    drv = ontap.Ontap(make_lab(tmp_path, "ontap", options(server)), run)
+    drv.setup()
+    assert drv.capabilities == {Capability.SNAPSHOT}
+
+
+def test_a_cluster_without_the_efficiency_scanner_offers_no_dedupe(
+    tmp_path: Path, server: ContractServer, array: FakeOntap, run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    del array.flexvol["efficiency"]["scanner"]  # as a 9.8 cluster answers
+    drv = make_driver(tmp_path, server, run, monkeypatch)
+    assert Capability.DEDUPE not in drv.capabilities and Capability.REPLICATE in drv.capabilities
+    with pytest.raises(Unsupported):
+        drv.dedupe_run()
+
+
+def test_a_timeout_names_the_call(tmp_path: Path, server: ContractServer, run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+    driver = make_driver(tmp_path, server, run, monkeypatch, timeout_s=5)  # the answer never comes: any timeout will do
+    server.inject(Fault("POST", r"/api/protocols/san/lun-maps$", hang=True))
+    with pytest.raises(ArrayError, match=r"POST /protocols/san/lun-maps lun \S+ igroup \S+: no answer: timed out"):
+        driver.create_volume("vol0", 1 << 30)
+
+
+def test_rejected_credentials_name_the_call_without_the_password(driver: ontap.Ontap, array: FakeOntap, canary: str) -> None:
+    array.auth = "Basic changed"  # the password was rotated under the run
+    with pytest.raises(ArrayError, match=r"POST /storage/luns lun \S+: HTTP 401") as failed:
+        driver.create_volume("vol0", 1 << 30)
+    assert canary not in str(failed.value)
+
+
+def test_reads_are_retried_through_5xx(driver: ontap.Ontap, server: ContractServer) -> None:
+    server.inject(Fault("GET", r"/api/protocols/san/iscsi/services$", status=503, times=2))
+    volume = driver.create_volume("vol0", 1 << 30)
+    assert volume.export["target_iqn"]
+    assert server.calls().count("GET /api/protocols/san/iscsi/services") == 3
+    driver.teardown()
+
+
+def test_array_metrics_of_a_lun_are_per_interval_with_units(driver: ontap.Ontap) -> None:
+    volume = driver.create_volume("vol0", 1 << 30)
+    samples = driver.volume_metrics(volume)
+    assert [s["read_iops"] for s in samples] == [1000, 1001, 1002] and samples[0]["write_latency_us"] == 400
+    driver.teardown()
+
+
+NEWER_PATHS = Path("/work/shared/specs/netapp-ontap/paths-from-trident-HEAD-go-client-71dd716.txt")
+
+
+def test_every_path_the_driver_calls_is_still_in_the_ontap_9_19_path_list(driver: ontap.Ontap, server: ContractServer) -> None:
+    # The schemas above are 9.8-era; the 9.19 client's path list says the calls still exist on current ONTAP.
+    import re
+
+    templates = [line.strip().replace("//", "/") for line in NEWER_PATHS.read_text().splitlines() if line.strip()]
+    patterns = [re.compile("^/api" + "[^/]+".join(re.escape(p) for p in re.split(r"\{[^}]+\}", t)) + "$") for t in templates]
+    lun = driver.create_volume("vol0", 1 << 30, export="iscsi")
+    driver.create_volume("ns0", 1 << 30, export="nvme-tcp")
+    driver.snapshot_delete(driver.snapshot_create(lun, "s1"))
+    driver.replicate(lun)
+    driver.dedupe_run()
+    driver.volume_metrics(lun)
+    driver.teardown()
+    called = sorted({r.path for r, _ in server.log})
+    assert len(called) > 15
+    missing = [path for path in called if not any(p.match(path) for p in patterns)]
+    assert missing == []

@@ -1,0 +1,177 @@
+"""Pure driver, contract depth: py-pure-client against a fake FlashArray whose every
+request and response is checked against the FA 2.56 OpenAPI 3 description."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from iogate.arrays import pure
+from iogate.arrays.base import Capability
+from iogate.errors import ArrayError
+from iogate.resources import release_all
+from iogate.run import Run
+from selftests.vendors.conftest import INITIATORS, PASSWORD_ENV, make_lab
+from selftests.vendors.contract_openapi import OpenApiContract, load_spec
+from selftests.vendors.fake_pure import FakePure
+from selftests.vendors.server import ContractServer, Fault, Request
+
+pytestmark = pytest.mark.vendors
+pytest.importorskip("pypureclient", reason="vendor SDK not installed: pip install -r requirements-vendors.txt")
+SPEC = Path("/work/shared/specs/pure-flasharray/FA2.56.spec.yaml")
+
+
+def contract() -> OpenApiContract:
+    return OpenApiContract(load_spec(SPEC), error_schema="#/components/schemas/_errorContextResponse")
+
+
+@pytest.fixture
+def array(canary: str) -> FakePure:
+    return FakePure(canary)
+
+
+@pytest.fixture
+def server(tmp_path: Path, array: FakePure) -> Iterator[ContractServer]:
+    with ContractServer(array, contract(), tmp_path) as srv:
+        yield srv
+    assert srv.violations == [], "requests or responses outside the FA 2.56 spec:\n" + "\n".join(srv.violations)
+
+
+def options(server: ContractServer, **extra: Any) -> dict[str, Any]:
+    return {
+        "management": server.address,
+        "password": f"${{env:{PASSWORD_ENV}}}",
+        "verify_tls": str(server.cert),
+        "timeout_s": 30,
+        "retry_backoff_s": 0,
+        "iscsi_portal": "192.0.2.30:3260",
+        "iscsi_target_iqn": "iqn.2010-06.com.purestorage:flasharray.12345abc",
+        "nvme_traddr": "192.0.2.31",
+        "nvme_subsys_nqn": "nqn.2010-06.com.purestorage:flasharray.12345abc",
+        "protection_group": "pg-dr",
+        **extra,
+    }
+
+
+def make_driver(tmp_path: Path, server: ContractServer, run: Run, monkeypatch: pytest.MonkeyPatch, **extra: Any) -> pure.Pure:
+    monkeypatch.setattr(pure, "read_initiator_ids", lambda lab: INITIATORS)
+    drv = pure.Pure(make_lab(tmp_path, "pure", options(server, **extra)), run)
+    drv.setup()
+    return drv
+
+
+@pytest.fixture
+def driver(tmp_path: Path, server: ContractServer, run: Run, monkeypatch: pytest.MonkeyPatch) -> pure.Pure:
+    return make_driver(tmp_path, server, run, monkeypatch)
+
+
+def test_identity_from_the_serial_follows_pures_documented_shape() -> None:
+    serial = "F4252922ADE248CF000113E6"
+    assert pure.wwn_of_serial(serial) == "naa.624a9370f4252922ade248cf000113e6"
+    assert pure.nguid_of_serial(serial) == "00" + "f4252922ade248" + "24a937" + "cf000113e6"
+
+
+def test_facts_and_capabilities_come_from_the_array(driver: pure.Pure) -> None:
+    assert driver.facts()["array.model"] == "Pure Storage FA-X70R4" and driver.facts()["array.firmware"] == "Purity//FA 6.7.1"
+    assert driver.capabilities == {Capability.SNAPSHOT, Capability.REPLICATE}
+    assert driver.facts()["array.serial"] == "PCHFL2110000A"
+
+
+def test_volume_lifecycle_host_connection_identity(driver: pure.Pure, array: FakePure) -> None:
+    volume = driver.create_volume("vol0", 1 << 30, export="iscsi")
+    (stored,) = array.volumes.values()
+    assert stored["name"] == f"{driver.prefix}vol0" and stored["provisioned"] == 1 << 30
+    assert volume.identity.wwn == pure.wwn_of_serial(stored["serial"])
+    (host,) = array.hosts.values()
+    assert host["iqns"] == [INITIATORS["h1"]["iscsi"]] and volume.export["lun"] == 1
+    snap = driver.snapshot_create(volume, "s1")
+    assert list(array.snapshots) == [f"{stored['name']}.s1"]
+    driver.snapshot_delete(snap)
+    driver.teardown()
+    assert array.volumes == {} and array.hosts == {} and array.connections == [] and array.snapshots == {}
+
+
+def test_nvme_volume_is_identified_by_the_nguid_of_its_serial(driver: pure.Pure, array: FakePure) -> None:
+    volume = driver.create_volume("vol0", 1 << 30, export="nvme-tcp")
+    (stored,) = array.volumes.values()
+    assert volume.identity.nguid == pure.nguid_of_serial(stored["serial"])
+    assert next(iter(array.hosts.values()))["nqns"] == [INITIATORS["h1"]["nvme-tcp"]]
+    driver.teardown()
+
+
+def test_replicate_now_is_followed_to_completion_and_cleaned_up(driver: pure.Pure, array: FakePure) -> None:
+    array.transfer_polls_until_done = 2
+    volume = driver.create_volume("vol0", 1 << 30)
+    evidence = driver.replicate(volume)
+    assert evidence["data_transferred_bytes"] == 1 << 20
+    assert array.pgroups["pg-dr"]["members"] == [f"{driver.prefix}vol0"] and len(array.pgroup_snapshots) == 1
+    driver.teardown()
+    assert array.pgroups["pg-dr"]["members"] == [] and array.pgroup_snapshots == {} and array.volumes == {}
+
+
+def test_no_connected_target_no_replicate(
+    tmp_path: Path, server: ContractServer, array: FakePure, run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    array.array_connections[0]["status"] = "disconnected"
+    monkeypatch.setattr(pure, "read_initiator_ids", lambda lab: INITIATORS)
+    drv = pure.Pure(make_lab(tmp_path, "pure", options(server)), run)
+    drv.setup()
+    assert drv.capabilities == {Capability.SNAPSHOT}
+
+
+def test_a_write_is_not_retried_and_the_half_done_volume_is_cleaned_up(
+    driver: pure.Pure, array: FakePure, server: ContractServer, run: Run
+) -> None:
+    server.inject(Fault("POST", r"/volumes$", status=503, after_app=True))
+    with pytest.raises(ArrayError, match=r"POST /volumes volume \S+vol0: HTTP 503"):
+        driver.create_volume("vol0", 1 << 30)
+    assert server.calls().count("POST /api/2.56/volumes") == 1 and len(array.volumes) == 1
+    release_all(run.ledger)
+    assert array.volumes == {}
+
+
+def test_an_expired_session_is_renewed_once(driver: pure.Pure, array: FakePure, server: ContractServer) -> None:
+    array.expire_sessions()
+    driver.create_volume("vol0", 1 << 30)
+    assert server.calls().count("POST /api/2.56/login") == 2
+    driver.teardown()
+
+
+def test_a_timeout_names_the_call(tmp_path: Path, server: ContractServer, run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+    driver = make_driver(tmp_path, server, run, monkeypatch, timeout_s=5)  # the answer never comes: any timeout will do
+    server.inject(Fault("POST", r"/connections$", hang=True))
+    with pytest.raises(ArrayError, match=r"POST /connections volume \S+ host \S+: no answer: timed out"):
+        driver.create_volume("vol0", 1 << 30)
+
+
+def test_the_canary_token_never_leaks(
+    driver: pure.Pure, server: ContractServer, run: Run, canary: str, all_logs: pytest.LogCaptureFixture
+) -> None:
+    server.inject(Fault("POST", r"/hosts$", status=500))
+    with pytest.raises(ArrayError) as failed:
+        driver.create_volume("vol0", 1 << 30)
+    text = "\n".join([str(failed.value), *(r.getMessage() for r in all_logs.records), run.ledger.path.read_text()])
+    assert "POST /hosts" in str(failed.value) and canary not in text
+    assert any(r.headers.get("api-token") == canary for r, _ in server.log)  # sent, to the array only
+
+
+def test_the_contract_check_fails_a_deviating_request() -> None:
+    check = contract()
+    assert check.check_request(Request("POST", "/api/2.56/volumes", {"names": ["v"]}, {}, {"provisioned": 1, "thin": True})) == [
+        "field thin is not defined by the spec"
+    ]
+    assert check.check_request(Request("POST", "/api/2.56/volumes", {"name": ["v"]}, {}, {"provisioned": 1})) == [
+        "query parameter 'name' is not declared for POST /api/2.56/volumes"
+    ]
+    assert check.check_request(Request("GET", "/api/2.57/volumes", {}, {}, None)) == ["no such path in the spec"]
+
+
+def test_array_metrics_of_a_volume_are_per_interval_with_units(driver: pure.Pure, array: FakePure) -> None:
+    volume = driver.create_volume("vol0", 1 << 30)
+    samples = driver.volume_metrics(volume, start_ms=1763920000000, end_ms=1763920060000, resolution_ms=30000)
+    assert [s["read_iops"] for s in samples] == [2000, 2001] and samples[1]["write_latency_us"] == 220
+    assert array.performance_queries[-1]["resolution"] == ["30000"] and array.performance_queries[-1]["start_time"] == ["1763920000000"]
+    driver.teardown()
