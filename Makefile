@@ -12,8 +12,9 @@ RESULTS ?= allure-results
 REPORT ?= allure-report
 PYTEST_ARGS ?=
 STAMP := $(VENV)/.installed
+VENDOR_STAMP := $(VENV)/.installed-vendors
 
-.PHONY: setup apt venv allure-cli accept check faults report export bench lint cleanup clean
+.PHONY: setup apt venv vendors allure-cli accept check faults report export bench lint cleanup clean
 
 setup: apt $(STAMP) allure-cli
 
@@ -37,6 +38,14 @@ $(STAMP): requirements.txt
 	$(PY) -m pip install -q --disable-pip-version-check -r requirements.txt
 	@touch $(STAMP)
 
+# The vendor SDKs (PowerStore, ONTAP, Pure): the drivers' contract tests need them; a lab on the
+# local machine does not, so `make accept` leaves them out.
+vendors: $(VENDOR_STAMP)
+
+$(VENDOR_STAMP): requirements-vendors.txt $(STAMP)
+	$(PY) -m pip install -q --disable-pip-version-check -r requirements-vendors.txt
+	@touch $(VENDOR_STAMP)
+
 allure-cli:
 	@allure --version 2>/dev/null | grep -q '^3\.' || npm install -g --no-fund --no-audit allure@3
 
@@ -53,7 +62,7 @@ report:
 export: $(STAMP)
 	$(PY) -m iogate export --out exports
 
-check: setup lint
+check: setup vendors lint
 	$(PY) -m pytest selftests $(PYTEST_ARGS)
 
 # The fault campaign alone (it also runs inside `make check`): prints its table of faults.
