@@ -174,8 +174,5 @@ def owner_state(header: dict[str, Any]) -> str:
 
 
 def owner_alive(header: dict[str, Any]) -> bool:
-    """True while the process that opened the ledger still runs (same pid, same start)."""
-    pid = header.get("pid")
-    if pid is None or header.get("host") not in (None, socket.gethostname()):
-        return False
-    return process_start_ticks(int(pid)) == header.get("pid_start")
+    """True while the process that opened the ledger still runs on this host (same pid, same start)."""
+    return owner_state(header) == "alive"
