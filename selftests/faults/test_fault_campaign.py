@@ -230,6 +230,21 @@ def test_fio_sigkilled_under_load(tmp_path: Path) -> None:
     record(FaultRow("SIGKILL fio under load", error, detect_s, went_on, leftovers(work)), bound_s=30, names=("host localhost", "fio"))
 
 
+def test_io_past_the_engine_deadline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A crawling (or hung) array: fio does not end in its runtime + grace; the engine stops it and says so."""
+    import iogate.engines.fio.runner as runner
+
+    monkeypatch.setattr(runner, "GRACE_S", 2)
+    work = tmp_path / "work"
+    with local(work) as (lab, run, array):
+        _, connection, engine = block_target(lab, run, array, "slow", 64 << 20)
+        crawl = WorkloadSpec("crawl", read_pct=0, random_pct=0, time_based=False, runtime_s=1, size="64m", rate_iops=20)
+        error, detect_s = detect(lambda: engine.run_plan(RunPlan("p", (JobSpec("w", crawl, connection),))), EngineError)
+        went_on = _still_works(lab, run, array)
+    record(FaultRow("I/O past the engine's deadline", error, detect_s, went_on, leftovers(work)), bound_s=30,
+           names=("host localhost", "did not end within 3 s", "hung"))
+
+
 def test_thin_pool_full_under_prefill(tmp_path: Path) -> None:
     work = tmp_path / "work"
     with local(work, pool_size="320MiB", overcommit=True) as (lab, run, array):

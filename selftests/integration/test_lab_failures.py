@@ -107,3 +107,16 @@ def test_fio_server_abort_is_an_engine_error_in_client_server_mode(tmp_path: Pat
         subprocess.run(["umount", str(mnt)], check=False)
         subprocess.run(["losetup", "-d", device], check=False)
         release_all(run.ledger)
+
+
+def test_fio_past_its_deadline_is_an_engine_error(local_lab: Lab, local_run: Run, local_array: LocalArray,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """I/O that does not end (a hung or crawling array) is stopped by the engine's deadline, and that is an
+    error: fio's json after the SIGTERM looks like a short, clean run."""
+    import iogate.engines.fio.runner as runner
+
+    monkeypatch.setattr(runner, "GRACE_S", 2)
+    _, connection, engine = block_target(local_lab, local_run, local_array, "slow", 64 << 20)
+    crawl = WorkloadSpec("crawl", read_pct=0, random_pct=0, time_based=False, runtime_s=1, size="64m", rate_iops=20)
+    with pytest.raises(EngineError, match=r"host localhost: fio did not end within 3 s"):
+        engine.run_plan(RunPlan("p", (JobSpec("w", crawl, connection),)))
