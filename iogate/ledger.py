@@ -166,14 +166,13 @@ def owner_state(header: dict[str, Any]) -> str:
     if header.get("host") not in (None, socket.gethostname()):
         return "elsewhere"
     pid = header.get("pid")
-    if pid is None:
-        return "gone"
-    return "alive" if process_start_ticks(int(pid)) == header.get("pid_start") else "gone"
+    ticks = process_start_ticks(int(pid)) if pid is not None else None
+    if ticks is None:
+        return "gone"  # no such process (or a zombie): whatever the header says, nobody drives the run
+    # A header without a start time (an old journal) cannot tell a reused pid: count it alive.
+    return "alive" if header.get("pid_start") in (None, ticks) else "gone"
 
 
 def owner_alive(header: dict[str, Any]) -> bool:
-    """True while the process that opened the ledger still runs (same pid, same start)."""
-    pid = header.get("pid")
-    if pid is None or header.get("host") not in (None, socket.gethostname()):
-        return False
-    return process_start_ticks(int(pid)) == header.get("pid_start")
+    """True while the process that opened the ledger still runs on this host (same pid, same start)."""
+    return owner_state(header) == "alive"

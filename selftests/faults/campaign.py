@@ -2,9 +2,11 @@
 
 Each fault runs in a workdir of its own; `leftovers(work)` counts, by what the
 kernel says, the loop devices backed by files under it, mounts under it,
-processes whose command line names it, blkio cgroups of its runs and ledger
-entries still open. After each fault (and a self-healing start where the
-controller died) every count must be 0.
+processes whose command line names it, blkio cgroups of its runs, ledger
+entries still open, and bytes changed on devices no run provisioned (a
+session-wide sentinel loop device, and each foreign device a fault offers,
+snapshotted right before the fault). After each fault (and a self-healing
+start where the controller died) every count must be 0.
 """
 
 from __future__ import annotations
@@ -30,6 +32,23 @@ class FaultRow:
 
 
 ROWS: list[FaultRow] = []
+SENTINELS: dict[Path, bytes] = {}  # backing image of a device no run may write -> its content at session start
+
+
+def changed_bytes(before: bytes, after: bytes) -> int:
+    """How many bytes differ (compared page by page: the images are tens of MiB)."""
+    if before == after:
+        return 0
+    changed = abs(len(after) - len(before))
+    for offset in range(0, min(len(before), len(after)), 4096):
+        old, new = before[offset:offset + 4096], after[offset:offset + 4096]
+        if old != new:
+            changed += sum(a != b for a, b in zip(old, new, strict=True))
+    return changed
+
+
+def outside_bytes() -> int:
+    return sum(changed_bytes(before, image.read_bytes()) for image, before in SENTINELS.items() if image.exists())
 
 
 def leftovers(work: Path) -> dict[str, int]:
@@ -44,7 +63,8 @@ def leftovers(work: Path) -> dict[str, int]:
     runs = [p.parent for p in work.glob("runs/*/ledger.jsonl")]
     cgroups = sum(1 for run in runs if (BLKIO / f"iogate-{run.name}").exists())
     open_entries = sum(len(Ledger.load(run / "ledger.jsonl")[0].open_entries()) for run in runs)
-    return {"loops": loops, "mounts": mounts, "processes": len(marker_pids(root)), "cgroups": cgroups, "ledger": open_entries}
+    return {"loops": loops, "mounts": mounts, "processes": len(marker_pids(root)), "cgroups": cgroups, "ledger": open_entries,
+            "outside_bytes": outside_bytes()}
 
 
 def detect(action: Callable[[], object], expected: type[BaseException]) -> tuple[str, float]:
@@ -58,10 +78,10 @@ def detect(action: Callable[[], object], expected: type[BaseException]) -> tuple
 
 
 def table(rows: list[FaultRow]) -> list[str]:
-    head = f"{'fault':<38} {'detect_s':>8} {'went on':>7}  {'leftovers (loops/mounts/procs/cgroups/ledger)':<46} error"
+    head = f"{'fault':<38} {'detect_s':>8} {'went on':>7}  {'left: loops/mounts/procs/cgroups/ledger/outside':<48} error"
     lines = [head, "-" * len(head)]
     for row in rows:
-        counts = "/".join(str(row.leftovers.get(k, "?")) for k in ("loops", "mounts", "processes", "cgroups", "ledger"))
-        lines.append(f"{row.fault:<38} {row.detect_s:>8.2f} {'yes' if row.went_on else 'NO':>7}  {counts:<46} "
+        counts = "/".join(str(row.leftovers.get(k, "?")) for k in ("loops", "mounts", "processes", "cgroups", "ledger", "outside_bytes"))
+        lines.append(f"{row.fault:<38} {row.detect_s:>8.2f} {'yes' if row.went_on else 'NO':>7}  {counts:<48} "
                      f"{row.error.splitlines()[0][:160]}")
     return lines

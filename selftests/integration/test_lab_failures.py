@@ -74,3 +74,49 @@ def test_fio_abort_on_mounted_device_is_an_engine_error(local_lab: Lab, tmp_path
         subprocess.run(["umount", str(mnt)], check=False)
         subprocess.run(["losetup", "-d", device], check=False)
         release_all(run.ledger)
+
+
+def test_fio_server_abort_is_an_engine_error_in_client_server_mode(tmp_path: Path) -> None:
+    """The same abort relayed by a fio server ("<host> fio: ... Aborting.") stops a cluster run too."""
+    import socket
+
+    from iogate.engines.fio.client_server import ClientServerEngine
+    from iogate.lab import HostConfig
+
+    with socket.socket() as probe:  # a free port of our own for the server
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    image, mnt = tmp_path / "cs.img", tmp_path / "mnt"
+    with image.open("wb") as handle:
+        handle.truncate(32 << 20)
+    mnt.mkdir()
+    device = subprocess.run(["losetup", "--find", "--show", str(image)], capture_output=True, text=True, check=True).stdout.strip()
+    server = subprocess.Popen(["fio", f"--server=ip:127.0.0.1,{port}"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    run = Run.start(tmp_path / "work", "csabort")
+    try:
+        subprocess.run(["mkfs.ext4", "-q", "-F", device], check=True)
+        subprocess.run(["mount", device, str(mnt)], check=True)
+        me = Initiator.from_config(HostConfig(name="me", address="127.0.0.1"))
+        engine = ClientServerEngine(run, {"me": me}, _Blind(), port=port, watch_interval_s=1.0, stop_timeout_s=10)
+        target = Connection("block", "me", Volume("m", 32 << 20, DeviceIdentity(backing_file=str(image)), {}), device, device)
+        with pytest.raises(EngineError, match="a server aborted: fio: .*appears mounted.*Aborting"):
+            engine.run_plan(RunPlan("p", (JobSpec("w", WorkloadSpec("w", read_pct=0, runtime_s=1), target),)))
+    finally:
+        server.kill()
+        server.wait()
+        subprocess.run(["umount", str(mnt)], check=False)
+        subprocess.run(["losetup", "-d", device], check=False)
+        release_all(run.ledger)
+
+
+def test_fio_past_its_deadline_is_an_engine_error(local_lab: Lab, local_run: Run, local_array: LocalArray,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """I/O that does not end (a hung or crawling array) is stopped by the engine's deadline, and that is an
+    error: fio's json after the SIGTERM looks like a short, clean run."""
+    import iogate.engines.fio.runner as runner
+
+    monkeypatch.setattr(runner, "GRACE_S", 2)
+    _, connection, engine = block_target(local_lab, local_run, local_array, "slow", 64 << 20)
+    crawl = WorkloadSpec("crawl", read_pct=0, random_pct=0, time_based=False, runtime_s=1, size="64m", rate_iops=20)
+    with pytest.raises(EngineError, match=r"host localhost: fio did not end within 3 s"):
+        engine.run_plan(RunPlan("p", (JobSpec("w", crawl, connection),)))

@@ -124,3 +124,10 @@ def test_run_of_another_host_is_left_alone(tmp_path: Path) -> None:
     leftover = _ledger_with_file(tmp_path, {"pid": 1, "pid_start": 1, "host": "some-other-controller"})
     report = heal(tmp_path)
     assert leftover.exists() and "controller elsewhere (host some-other-controller)" in report.left_alone[0]
+
+
+def test_dead_pid_without_start_time_counts_as_gone(tmp_path: Path) -> None:
+    child = subprocess.Popen(["true"])
+    child.wait()  # reaped: its pid names no process now
+    leftover = _ledger_with_file(tmp_path, {"pid": child.pid, "pid_start": None, "host": socket.gethostname()})
+    assert heal(tmp_path).cleaned and not leftover.exists()

@@ -15,6 +15,7 @@ import re
 import shlex
 import tarfile
 import threading
+import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -36,6 +37,9 @@ from iogate.run import Run
 GRACE_S = 120
 REMOTE_ROOT = "/var/tmp/iogate-remote"
 _SIGNAL = re.compile(r"got signal=\d+")
+# `timeout` exits 124 when it stopped fio with TERM; 137 when KILL was needed, the same as a fio
+# killed by anyone else, so that one counts only once the deadline has passed.
+_TIMED_OUT, _TIMED_OUT_KILLED = 124, 137
 
 
 @dataclass
@@ -118,6 +122,7 @@ class FioEngine:
             watchers.append(threading.Thread(target=steer.run, daemon=True))
         for watcher in watchers:
             watcher.start()
+        started_s = time.monotonic()
         try:
             done = initiator.run_unchecked("sh -c %s", command)
         finally:
@@ -125,6 +130,10 @@ class FioEngine:
             for watcher in watchers:
                 watcher.join()
             release(self.run.ledger, [entry])
+        if done.rc == _TIMED_OUT or (done.rc == _TIMED_OUT_KILLED and time.monotonic() - started_s >= limit_s):
+            # fio answers timeout's SIGTERM with a json that reads like a short clean run.
+            raise EngineError(f"host {initiator.name}: fio did not end within {limit_s} s (its runtime + {GRACE_S} s grace) "
+                              f"and was stopped ({job_path}): I/O hung or far slower than planned")
         busy1, total1 = initiator.cpu_ticks()
         output = initiator.run_unchecked("cat %s", f"{work}/out.json").stdout
         # fio reports a crash (e.g. SIGFPE in verify) only as text before its JSON; the JSON
