@@ -42,7 +42,7 @@ from iogate.hosts.initiator import Initiator
 from iogate.hosts.preflight import fio_server_address
 from iogate.metrics.histogram import Histogram
 from iogate.metrics.merge import merge_directions
-from iogate.metrics.types import Dir, Direction, JobResult, RunResult, Series
+from iogate.metrics.types import Dir, Direction, JobResult, JobSpan, RunResult, Series
 from iogate.resources import release
 from iogate.run import Run
 
@@ -292,9 +292,11 @@ class ClientServerEngine:
     def _combine(self, plan: RunPlan, point_dir: Path, hosts: Mapping[str, HostResult]) -> RunResult:
         from iogate.engines.fio.runner import series_csv
 
+        # Each host's jobs span its own measured phase (the grid expects an interval for every second of it).
         series = Series(
             samples=tuple(s for h in hosts.values() for s in h.series.samples),
             hist=tuple(s for h in hosts.values() for s in h.series.hist),
+            spans=tuple(JobSpan(h.host, name, h.start_ms, h.end_ms) for h in hosts.values() for name in sorted({j.name for j in h.jobs})),
         )
         start_ms = min(h.start_ms for h in hosts.values())
         csv_path = point_dir / "series.csv"
