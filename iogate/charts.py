@@ -82,7 +82,8 @@ def timeline_png(series: Series, events: Sequence[EventSpan] = (), *, start_ms: 
         colour = _DIRECTION_COLOURS[direction]
         iops_axes.plot(seconds, [iops for _, iops, _ in rows], color=colour, linewidth=1.2, label=f"{direction} IOPS")
         # An interval without a known latency is a gap in the line, never a dip to 0.
-        latency_axes.plot(seconds, [math.nan if lat is None else lat / scale.ns_per_unit for _, _, lat in rows], color=colour, linewidth=1.2,
+        latency = [math.nan if lat is None else lat / scale.ns_per_unit for _, _, lat in rows]
+        latency_axes.plot(seconds, latency, color=colour, linewidth=1.2,
                           label=f"{direction} mean latency")
 
     for index, (label, event_start_ms, event_end_ms) in enumerate(events):
