@@ -52,6 +52,7 @@ class JobGrid:
     dir: Dir
     origin_ms: int  # the grid's phase: interval ends are origin_ms + n x interval
     intervals: tuple[Interval, ...]
+    logged: bool = True  # False: the job logged no line at all (zeros; its direction is unknown, READ stands in)
 
     @property
     def vm(self) -> str:
@@ -76,11 +77,13 @@ def _grid(key: tuple[str, str, int, Dir], lines: Sequence[Sample], span: JobSpan
     weight: dict[int, float] = defaultdict(float)  # interval number -> IOPS
     lat_sum: dict[int, float] = defaultdict(float)
     lat_weight: dict[int, float] = defaultdict(float)
-    previous: int | None = None
+    previous: tuple[int, int] | None = None  # (number, t_ms) of the line before
     for line in lines:
         number = math.floor((line.t_ms - origin) / interval_ms + 0.5)
-        covered = interval_ms if previous is None else min(interval_ms, max(line.t_ms - previous, 0))
-        previous = line.t_ms
+        # A second line in one interval (fio's partial interval at exit) counts for the time since the first.
+        shared = previous is not None and previous[0] == number
+        covered = min(interval_ms, max(line.t_ms - previous[1], 0)) if shared and previous else interval_ms
+        previous = (number, line.t_ms)
         if not first <= number <= last:
             continue  # outside the job's measured span (ramp, or past its end)
         iops = line.iops * covered / interval_ms
@@ -92,11 +95,12 @@ def _grid(key: tuple[str, str, int, Dir], lines: Sequence[Sample], span: JobSpan
         (origin + n * interval_ms, weight.get(n, 0.0), lat_sum[n] / lat_weight[n] if lat_weight.get(n) else None)
         for n in range(first, last + 1)
     )
-    return JobGrid(host, job, clone, direction, origin, intervals)
+    return JobGrid(host, job, clone, direction, origin, intervals, bool(lines))
 
 
 def job_grids(series: Series) -> list[JobGrid]:
-    """One grid per (host, job, clone, direction) that logged at least one line."""
+    """One grid per (host, job, clone, direction) that logged a line, and one of zeros (logged=False)
+    per job with a span that logged nothing at all: a VM silent for the whole run is not absent."""
     interval_ms = series.interval_ms
     spans: dict[tuple[str, str], JobSpan] = {}
     for span in series.effective_spans():
@@ -111,6 +115,9 @@ def job_grids(series: Series) -> list[JobGrid]:
         lines.sort(key=lambda s: s.t_ms)
         span = spans.get((key[0], key[1])) or JobSpan(key[0], key[1], lines[0].t_ms - interval_ms, lines[-1].t_ms)
         grids.append(_grid(key, lines, span, interval_ms))
+    for (host, job), span in sorted(spans.items()):
+        if not any(g.host == host and g.job == job for g in grids):
+            grids.append(_grid((host, job, 0, Dir.READ), [], span, interval_ms))
     return grids
 
 
@@ -170,10 +177,4 @@ def per_vm(series: Series) -> dict[tuple[str, str], list[Interval]]:
     by_vm: dict[tuple[str, str], list[JobGrid]] = defaultdict(list)
     for grid in job_grids(series):
         by_vm[(grid.host, grid.job)].append(grid)
-    out = {vm: merge_by_time(grids, series.interval_ms) for vm, grids in by_vm.items()}
-    interval_ms = series.interval_ms
-    for span in series.effective_spans():
-        if (span.host, span.job) not in out:
-            silent = _grid((span.host, span.job, 0, Dir.READ), [], span, interval_ms)
-            out[(span.host, span.job)] = list(silent.intervals)
-    return out
+    return {vm: merge_by_time(grids, series.interval_ms) for vm, grids in by_vm.items()}

@@ -124,9 +124,9 @@ class DirectionWindow:
             raise NoData(f"no latency histogram in {self.label}")
         return self.histogram.percentile_ns(pct)
 
-    def stalls(self) -> list[str]:
-        """"host/job: 0 IOPS in 6 of 10 intervals of the <label>" for every VM that stalled here."""
-        return [f"{vm}: 0 IOPS in {sum(1 for v in values if v <= 0)} of {len(values)} intervals of the {self.label}"
+    def stalls(self, where: str = "window") -> list[str]:
+        """"host/job: 0 IOPS in 6 of 10 intervals of the event window" for every VM that stalled here."""
+        return [f"{vm}: 0 IOPS in {sum(1 for v in values if v <= 0)} of {len(values)} intervals of the {where}"
                 for vm, values in sorted(self.vms.items()) if any(v <= 0 for v in values)]
 
 
@@ -160,7 +160,7 @@ class WindowStats:
 
     def stalls(self) -> list[str]:
         """VMs with 0 IOPS in some interval of this window (all directions together)."""
-        return self.total.stalls()
+        return self.total.stalls(f"{self.name} window")
 
 
 def window_stats(series: Series, window: Window, *, block_size_bytes: int | None = None) -> WindowStats:
@@ -184,6 +184,6 @@ def window_stats(series: Series, window: Window, *, block_size_bytes: int | None
     directions = {
         d: summarise([g for g in grids if g.dir == d], [h for h in hists if h.dir == d], d.value)
         for d in Dir
-        if any(g.dir == d for g in grids)
+        if any(g.dir == d and g.logged for g in grids)
     }
     return WindowStats(window, summarise(grids, hists, "all"), directions, block_size_bytes)
