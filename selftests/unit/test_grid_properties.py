@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -86,7 +87,7 @@ def test_window_mean_is_the_ios_in_the_window_over_its_length(group: list[Job], 
     stats = window_stats(series_of(group), window)
     inside = job.ios[first:last + 1]
     assert stats.intervals == len(inside)
-    assert stats.total.iops * stats.intervals == sum(inside)
+    assert stats.total.iops * stats.intervals == pytest.approx(sum(inside), abs=1e-6)
 
 
 @settings(max_examples=100, deadline=None)
