@@ -7,14 +7,21 @@ IOPS halve and latency doubles inside the event window, so throughput_impact
 and latency_delta must fail there, naming the window. The control run replays
 the same two array actions with the cap left at 800: both verdicts must pass.
 Three repetitions of each catch a flaky pipeline (windows, event clock, series).
+The control run with fio stopped inside the event window must fail as a
+stall (a product failure), and seconds a throttle leaves without a completed
+I/O must count as 0 in a window's mean.
 """
 
 from __future__ import annotations
 
 import math
+import os
+import signal
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -26,6 +33,7 @@ from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
 from iogate.events import Event, EventRun, EventSchedule
 from iogate.hosts.connectors.base import Connection
 from iogate.lab import Lab, QoS
+from iogate.metrics.windows import measure_window, window_stats
 from iogate.run import Run
 from selftests.conftest import block_target
 
@@ -123,3 +131,60 @@ def test_the_verify_region_catches_a_lost_write(local_lab: Lab, local_run: Run, 
     verdict = no_io_errors.evaluate(result)
     assert not verdict.passed
     assert "verify error 84 (EILSEQ" in verdict.detail
+
+
+def own_fio_pids(run: Run) -> list[int]:
+    """This test's fio processes only: their command line names a job file under this run's points/."""
+    found = subprocess.run(["pgrep", "-f", str(run.path("points"))], capture_output=True, text=True).stdout.split()
+    return [int(p) for p in found if Path(f"/proc/{p}/comm").exists() and Path(f"/proc/{p}/comm").read_text().strip() == "fio"]
+
+
+def test_a_stall_inside_the_event_window_fails_the_event_checks(capped, local_run: Run) -> None:  # type: ignore[no-untyped-def]
+    """The control run above (two no-op degrade actions), with fio stopped (SIGSTOP) for 2.5 s starting just
+    after the first action: the load is still running, no I/O completes, fio logs nothing. The window is covered
+    by the run (no WindowTooShort); the stall is a product FAIL naming the VM and its silent intervals."""
+    array, engine, connection = capped
+    set_qos = array.set_qos
+    stall: list[tuple[int, int]] = []
+
+    def stop_fio() -> None:
+        time.sleep(0.2)
+        pids = own_fio_pids(local_run)
+        for pid in pids:
+            os.kill(pid, signal.SIGSTOP)
+        began = int(time.time() * 1000)
+        time.sleep(2.5)
+        stall.append((began, int(time.time() * 1000)))
+        for pid in pids:
+            os.kill(pid, signal.SIGCONT)
+
+    def degrade_then_stall(volume, qos):  # type: ignore[no-untyped-def]
+        set_qos(volume, qos)
+        if not stall and not any(t.name == "stall" for t in threading.enumerate()):
+            threading.Thread(target=stop_fio, name="stall", daemon=True).start()
+
+    array.set_qos = degrade_then_stall  # type: ignore[method-assign]
+    baseline, event, _, throughput, latency = judged(run_with_degrade(array, engine, connection, BASELINE_CAP))
+    print(throughput.line(), latency.line(), sep="\n")
+    assert stall, "fio was never stopped"
+    assert event.stalls() and event.stalls()[0].startswith("localhost/load: 0 IOPS in "), event.stalls()
+    assert not baseline.stalls()
+    assert not throughput.passed
+    assert "localhost/load: 0 IOPS in" in throughput.detail and "of the event window" in throughput.detail
+
+
+def test_a_throttled_to_near_zero_second_is_0_in_the_window_mean(local_lab: Lab, local_run: Run, local_array: LocalArray) -> None:
+    """16 KiB reads on a volume capped at 8 KiB/s: one I/O every 2 s, so fio logs no line for every other
+    second. The window mean must count those seconds as 0: it matches fio's own json IOPS (0.5), not the
+    mean of the logged lines (>= 1)."""
+    _, connection, engine = block_target(local_lab, local_run, local_array, "trickle", 64 << 20, QoS(read_bytes_per_s=8192))
+    workload = WorkloadSpec("trickle", read_pct=100, random_pct=100, bs="16k", iodepth=1, runtime_s=12, ramp_s=0)
+    result = engine.run_plan(RunPlan("trickle", (JobSpec("load", workload, connection),)))
+    stats = window_stats(result.series, measure_window(result.start_ms, result.end_ms))
+    json_ios = result.total("read").ios
+    logged = [s.iops for s in result.series.samples]
+    print(f"json {json_ios} I/Os in {result.total('read').runtime_ms} ms; lines {logged}; intervals {stats.total.iops_per_interval}")
+    assert len(logged) < stats.intervals  # fio left seconds without a line
+    assert stats.total.iops_per_interval.count(0.0) >= stats.intervals - len(logged)
+    assert min(logged) >= 1 and stats.total.iops < 1  # fail-open mean would read >= 1 IOPS
+    assert abs(stats.total.iops * stats.intervals - json_ios) <= 2  # within one interval's I/Os at each edge
