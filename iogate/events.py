@@ -407,7 +407,7 @@ class EventRun:
         hist = tuple(h for h in series.hist if h.job in jobs)
         # The spans go along: a job silent to the end of the run is 0 IOPS there, not absent.
         spans = tuple(span for span in series.effective_spans() if span.job in jobs)
-        return Series(samples, hist, series.interval_ms, spans)
+        return Series(samples, hist, series.interval_ms, spans, series.bounds_ms)
 
     def windows(self, first: str, last: str | None = None, *, between: bool = False, guard_ms: int = 0) -> tuple[Window, Window, Window]:
         return self.timeline.windows(self.result, first, last, between=between, guard_ms=guard_ms)

@@ -8,10 +8,15 @@ therefore goes through a grid of the intervals a job *should* have logged:
 * Each job (host, job name, clone, direction) has its own grid: fio stamps
   intervals relative to its own process' start, so two hosts tick up to an
   interval apart. The grid's phase is the median phase of the job's own lines
-  (robust to the phase shift fio makes after a stall); its extent is the job's
-  span (`JobSpan`: from the fio json's report time minus job_runtime, or the
-  whole series), keeping every interval whose end lies within half an interval
-  of the span.
+  (robust to the phase shift fio makes after a stall). Its extent is the job's
+  span (`JobSpan`: from the fio json, report time minus job_runtime; or, for a
+  Series built by hand, from the job's first line to the series' last): the
+  grid starts at the latest time on the job's phase not after the span's start
+  nor after its first line's interval began (the report time is late by the
+  time fio took to write it; job_runtime is exact), and holds
+  floor(job_runtime / interval) intervals: fio's partial last one is not
+  expected. A time filter (Series.where) then keeps intervals ending in
+  (start, end].
 * A line counts for the grid interval it overlaps most (its stamp rounded to
   the nearest grid end). An interval with no line is 0 IOPS with an unknown
   (None) latency. Two lines in one interval (fio's partial interval at exit,
@@ -59,21 +64,30 @@ class JobGrid:
         return f"{self.host}/{self.job}"
 
 
-def _phase_ms(lines: Sequence[Sample], start_ms: int, interval_ms: int) -> int:
-    """The grid origin nearest start_ms that the job's lines tick on (median residue, folded to +-interval/2)."""
-    if not lines:
-        return start_ms
+def _phase_ms(lines: Sequence[Sample], interval_ms: int) -> int:
+    """A time the job's lines tick on: the median of their stamps' residues, taken around the first
+    line's residue so a cluster of stamps is never split at the fold."""
+    reference = lines[0].t_ms
     half = interval_ms // 2
-    residues = [((line.t_ms - start_ms + half) % interval_ms) - half for line in lines]
-    return start_ms + median_low(residues)
+    return reference + median_low(((line.t_ms - reference + half) % interval_ms) - half for line in lines)
 
 
-def _grid(key: tuple[str, str, int, Dir], lines: Sequence[Sample], span: JobSpan, interval_ms: int) -> JobGrid:
+def _start_ms(lines: Sequence[Sample], span: JobSpan, interval_ms: int) -> int:
+    """The job's true start: the latest time on its phase not after the span's start, nor after its
+    first line's interval began (the json start is late by the time fio took to write its report)."""
+    if not lines:
+        return span.start_ms
+    phase = _phase_ms(lines, interval_ms)
+    bound = min(span.start_ms, lines[0].t_ms - interval_ms) + round(interval_ms * JITTER_FRACTION)
+    return bound - (bound - phase) % interval_ms
+
+
+def _grid(key: tuple[str, str, int, Dir], lines: Sequence[Sample], span: JobSpan, interval_ms: int,
+          bounds_ms: tuple[int, int] | None) -> JobGrid:
     host, job, clone, direction = key
-    origin = _phase_ms(lines, span.start_ms, interval_ms)
-    half = interval_ms / 2
-    first = math.floor((span.start_ms + half - origin) / interval_ms) + 1
-    last = math.floor((span.end_ms + half - origin) / interval_ms)
+    origin = _start_ms(lines, span, interval_ms)
+    # The span's length is exact (fio's job_runtime); fio's partial last interval is not expected.
+    last = math.floor((span.end_ms - span.start_ms) / interval_ms + JITTER_FRACTION)
     weight: dict[int, float] = defaultdict(float)  # interval number -> IOPS
     lat_sum: dict[int, float] = defaultdict(float)
     lat_weight: dict[int, float] = defaultdict(float)
@@ -84,16 +98,18 @@ def _grid(key: tuple[str, str, int, Dir], lines: Sequence[Sample], span: JobSpan
         shared = previous is not None and previous[0] == number
         covered = min(interval_ms, max(line.t_ms - previous[1], 0)) if shared and previous else interval_ms
         previous = (number, line.t_ms)
-        if not first <= number <= last:
+        if not 1 <= number <= last:
             continue  # outside the job's measured span (ramp, or past its end)
         iops = line.iops * covered / interval_ms
         weight[number] += iops
         if line.clat_mean_ns is not None and iops > 0:
             lat_sum[number] += iops * line.clat_mean_ns
             lat_weight[number] += iops
+    low, high = bounds_ms if bounds_ms else (None, None)
     intervals = tuple(
         (origin + n * interval_ms, weight.get(n, 0.0), lat_sum[n] / lat_weight[n] if lat_weight.get(n) else None)
-        for n in range(first, last + 1)
+        for n in range(1, last + 1)
+        if (low is None or origin + n * interval_ms > low) and (high is None or origin + n * interval_ms <= high)
     )
     return JobGrid(host, job, clone, direction, origin, intervals, bool(lines))
 
@@ -114,10 +130,10 @@ def job_grids(series: Series) -> list[JobGrid]:
     for key, lines in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2], kv[0][3].value)):
         lines.sort(key=lambda s: s.t_ms)
         span = spans.get((key[0], key[1])) or JobSpan(key[0], key[1], lines[0].t_ms - interval_ms, lines[-1].t_ms)
-        grids.append(_grid(key, lines, span, interval_ms))
+        grids.append(_grid(key, lines, span, interval_ms, series.bounds_ms))
     for (host, job), span in sorted(spans.items()):
         if not any(g.host == host and g.job == job for g in grids):
-            grids.append(_grid((host, job, 0, Dir.READ), [], span, interval_ms))
+            grids.append(_grid((host, job, 0, Dir.READ), [], span, interval_ms, series.bounds_ms))
     return grids
 
 

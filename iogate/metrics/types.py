@@ -130,19 +130,22 @@ class Series:
     hist: tuple[HistSample, ...] = ()
     interval_ms: int = 1000
     spans: tuple[JobSpan, ...] = ()
+    bounds_ms: tuple[int, int] | None = None  # a time filter: grid intervals ending in (low, high] count
 
     def effective_spans(self) -> tuple[JobSpan, ...]:
-        """The given spans, else one per (host, job) over the whole series (first interval start .. last end)."""
+        """The given spans, else one per (host, job): from its first line's interval to the series' last line."""
         if self.spans or not self.samples:
             return self.spans
-        start = min(s.t_ms for s in self.samples) - self.interval_ms
         end = max(s.t_ms for s in self.samples)
-        return tuple(JobSpan(h, j, start, end) for h, j in sorted({(s.host, s.job) for s in self.samples}))
+        first: dict[tuple[str, str], int] = {}
+        for s in self.samples:
+            first[(s.host, s.job)] = min(first.get((s.host, s.job), s.t_ms), s.t_ms)
+        return tuple(JobSpan(h, j, t - self.interval_ms, end) for (h, j), t in sorted(first.items()))
 
     def where(self, *, job: str | None = None, host: str | None = None, dir: Dir | None = None,
               start_ms: int | None = None, end_ms: int | None = None) -> Series:
-        """Lines matching all given filters; a time filter keeps intervals ending in (start, end]
-        and clips every job's span to it (the grid keeps each job's phase)."""
+        """Lines matching all given filters; a time filter keeps intervals ending in (start, end],
+        of the logged lines and of every job's expected grid alike (Series.bounds_ms)."""
 
         def keep(s: Sample | HistSample) -> bool:
             return (
@@ -153,14 +156,16 @@ class Series:
                 and (end_ms is None or s.t_ms <= end_ms)
             )
 
-        spans = tuple(
-            JobSpan(span.host, span.job, max(span.start_ms, start_ms if start_ms is not None else span.start_ms),
-                    min(span.end_ms, end_ms if end_ms is not None else span.end_ms))
-            for span in self.effective_spans()
-            if (job is None or span.job == job) and (host is None or span.host == host)
-        )
-        return Series(tuple(filter(keep, self.samples)), tuple(filter(keep, self.hist)), self.interval_ms,
-                      tuple(s for s in spans if s.end_ms >= s.start_ms))
+        spans = tuple(span for span in self.effective_spans()
+                      if (job is None or span.job == job) and (host is None or span.host == host))
+        low, high = self.bounds_ms or (None, None)
+        if start_ms is not None:
+            low = start_ms if low is None else max(low, start_ms)
+        if end_ms is not None:
+            high = end_ms if high is None else min(high, end_ms)
+        bounds = None if low is None and high is None else (
+            low if low is not None else -(2**62), high if high is not None else 2**62)
+        return Series(tuple(filter(keep, self.samples)), tuple(filter(keep, self.hist)), self.interval_ms, spans, bounds)
 
     def jobs(self) -> list[str]:
         return sorted({s.job for s in self.samples} | {s.job for s in self.spans})

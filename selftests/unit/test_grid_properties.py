@@ -2,7 +2,8 @@
 
 Each job does a random number of I/Os per second (often none: fio then writes
 no line), ticks at a random phase with a few ms of stamp jitter, and its span
-comes from a json-like report a little late. The json-equivalent figure is the
+comes from a json-like report written up to 850 ms after the job ended (the
+span's start is late by as much; its length, fio's job_runtime, is exact). The json-equivalent figure is the
 sum of the I/Os fed in; totals and window means must match it within one
 interval's worth of I/Os per job (the ragged ends of merging by time).
 """
@@ -50,7 +51,7 @@ def jobs(draw: st.DrawFn, count: int) -> list[Job]:
         ios = draw(st.lists(st.one_of(st.just(0), st.integers(0, 500)), min_size=seconds, max_size=seconds))
         jitter = draw(st.lists(st.integers(0, 3), min_size=seconds, max_size=seconds))
         phase = 0 if n == 0 else draw(st.integers(0, 999))
-        out.append(Job(f"vm{n}", phase, ios, jitter, draw(st.integers(0, 60))))
+        out.append(Job(f"vm{n}", phase, ios, jitter, draw(st.integers(0, 850))))
     return out
 
 

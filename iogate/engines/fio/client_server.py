@@ -281,7 +281,10 @@ class ClientServerEngine:
                 host=host,
                 client=client_by_host[host],
                 jobs=tuple(jobs),
-                series=Series(tuple(samples), tuple(hist)),
+                # Upper bounds of the start (fio's runtime counted back from when the client returned) and
+                # the exact runtime: the grid finds the true start on the jobs' own phase (metrics.grid).
+                series=Series(tuple(samples), tuple(hist), spans=tuple(
+                    JobSpan(host, name, ended_ms - runtime_ms, ended_ms) for name in sorted({j.name for j in jobs}))),
                 start_ms=max(end_ms - runtime_ms, started_ms),
                 end_ms=end_ms,
                 cpu_busy_pct=100.0 * busy / max(total, 1),
@@ -296,7 +299,7 @@ class ClientServerEngine:
         series = Series(
             samples=tuple(s for h in hosts.values() for s in h.series.samples),
             hist=tuple(s for h in hosts.values() for s in h.series.hist),
-            spans=tuple(JobSpan(h.host, name, h.start_ms, h.end_ms) for h in hosts.values() for name in sorted({j.name for j in h.jobs})),
+            spans=tuple(span for h in hosts.values() for span in h.series.spans),
         )
         start_ms = min(h.start_ms for h in hosts.values())
         csv_path = point_dir / "series.csv"
