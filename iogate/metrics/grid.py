@@ -15,7 +15,8 @@ therefore goes through a grid of the intervals a job *should* have logged:
   nor after its first line's interval began (the report time is late by the
   time fio took to write it; job_runtime is exact), and holds
   floor(job_runtime / interval) intervals: fio's partial last one is not
-  expected. A time filter (Series.where) then keeps intervals ending in
+  expected, nor its last whole one unless logged (fio writes it only when its
+  timer beats the job's end). A time filter (Series.where) then keeps intervals ending in
   (start, end].
 * A line counts for the grid interval it overlaps most (its stamp rounded to
   the nearest grid end). An interval with no line is 0 IOPS with an unknown
@@ -88,6 +89,10 @@ def _grid(key: tuple[str, str, int, Dir], lines: Sequence[Sample], span: JobSpan
     origin = _start_ms(lines, span, interval_ms)
     # The span's length is exact (fio's job_runtime); fio's partial last interval is not expected.
     last = math.floor((span.end_ms - span.start_ms) / interval_ms + JITTER_FRACTION)
+    if not lines or math.floor((lines[-1].t_ms - origin) / interval_ms + 0.5) < last:
+        # fio logs the last whole interval only if its timer ticks before the job ends (a race a few
+        # ms either way): an unlogged last interval proves nothing and is not expected.
+        last -= 1
     weight: dict[int, float] = defaultdict(float)  # interval number -> IOPS
     lat_sum: dict[int, float] = defaultdict(float)
     lat_weight: dict[int, float] = defaultdict(float)

@@ -175,8 +175,8 @@ def test_a_stall_inside_the_event_window_fails_the_event_checks(capped, local_ru
 
 def test_a_throttled_to_near_zero_second_is_0_in_the_window_mean(local_lab: Lab, local_run: Run, local_array: LocalArray) -> None:
     """16 KiB reads on a volume capped at 8 KiB/s: one I/O every 2 s, so fio logs no line for every other
-    second. The window mean must count those seconds as 0: it matches fio's own json IOPS (0.5), not the
-    mean of the logged lines (>= 1)."""
+    second. The window mean must count those seconds as 0: at most the cap's 0.5 IOPS, not the mean of
+    the logged lines (1 each; fio's integer rate even logs some such seconds as 0)."""
     _, connection, engine = block_target(local_lab, local_run, local_array, "trickle", 64 << 20, QoS(read_bytes_per_s=8192))
     workload = WorkloadSpec("trickle", read_pct=100, random_pct=100, bs="16k", iodepth=1, runtime_s=12, ramp_s=0)
     result = engine.run_plan(RunPlan("trickle", (JobSpec("load", workload, connection),)))
@@ -185,6 +185,8 @@ def test_a_throttled_to_near_zero_second_is_0_in_the_window_mean(local_lab: Lab,
     logged = [s.iops for s in result.series.samples]
     print(f"json {json_ios} I/Os in {result.total('read').runtime_ms} ms; lines {logged}; intervals {stats.total.iops_per_interval}")
     assert len(logged) < stats.intervals  # fio left seconds without a line
-    assert stats.total.iops_per_interval.count(0.0) >= stats.intervals - len(logged)
-    assert min(logged) >= 1 and stats.total.iops < 1  # fail-open mean would read >= 1 IOPS
-    assert abs(stats.total.iops * stats.intervals - json_ios) <= 2  # within one interval's I/Os at each edge
+    assert stats.total.iops_per_interval.count(0.0) >= stats.intervals - len(logged)  # each of them is a 0
+    # The cap allows half an I/O a second (one burst I/O at the start aside): so must the window mean,
+    # not the mean of the seconds that logged their one I/O.
+    assert stats.total.iops <= 0.5 + 1 / stats.intervals
+    assert stats.total.iops * stats.intervals <= json_ios  # nothing invented either
