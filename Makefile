@@ -13,7 +13,7 @@ REPORT ?= allure-report
 PYTEST_ARGS ?=
 STAMP := $(VENV)/.installed
 
-.PHONY: setup apt venv allure-cli accept check report export bench lint cleanup clean
+.PHONY: setup apt venv allure-cli accept check faults report export bench lint cleanup clean
 
 setup: apt $(STAMP) allure-cli
 
@@ -22,7 +22,8 @@ apt:
 	@missing=""; \
 	for c in fio:fio mkfs.xfs:xfsprogs mkfs.btrfs:btrfs-progs nbdkit:nbdkit duperemove:duperemove \
 	         chromium:chromium sshd:openssh-server ssh:openssh-client ip:iproute2 losetup:util-linux \
-	         mkfs.ext4:e2fsprogs debootstrap:debootstrap qemu-system-x86_64:qemu-system-x86; do \
+	         mkfs.ext4:e2fsprogs debootstrap:debootstrap qemu-system-x86_64:qemu-system-x86 \
+	         java:openjdk-17-jre-headless; do \
 	  cmd=$${c%%:*}; pkg=$${c##*:}; \
 	  command -v $$cmd >/dev/null 2>&1 || [ -x /usr/sbin/$$cmd ] || missing="$$missing $$pkg"; \
 	done; \
@@ -54,6 +55,10 @@ export: $(STAMP)
 
 check: setup lint
 	$(PY) -m pytest selftests $(PYTEST_ARGS)
+
+# The fault campaign alone (it also runs inside `make check`): prints its table of faults.
+faults: setup
+	$(PY) -m pytest selftests/faults -m faults $(PYTEST_ARGS)
 
 lint:
 	$(VENV)/bin/ruff check iogate fixtures plugins criteria tests selftests conftest.py

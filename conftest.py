@@ -8,6 +8,8 @@ pytest_plugins = [
     "plugins.parametrize",
     "plugins.scheduling",
     "plugins.progress",
+    "plugins.heal",
+    "plugins.redaction",
     "fixtures.lab",
     "fixtures.volumes",
     "fixtures.workload",

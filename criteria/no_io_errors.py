@@ -4,6 +4,10 @@ fio sets a job's `error` (errno) on the first I/O error and on a verify
 failure (84, EILSEQ: "bad magic header", crc mismatch); `verify_failures`
 adds counts from other checkers (vdbench data validation, a separate verify
 pass). Any non-zero is a failure; the detail names the jobs.
+
+Fail closed: a job that did no I/O at all (fio refused it, its target was
+full before it began) and a run with no jobs fail too, whatever max_errors
+allows: "no error reported" from a job that never ran proves nothing.
 """
 
 from __future__ import annotations
@@ -40,11 +44,18 @@ def _errno_name(code: int) -> str:
 def evaluate(runs: RunResult | Iterable[RunResult | JobResult], *, verify_failures: int = 0, max_errors: int = 0) -> Verdict:
     jobs = _jobs(runs)
     failing = [j for j in jobs if j.error]
+    idle = [j for j in jobs if not j.error and not any(d.ios for d in j.directions.values())]
     rows = tuple({"job": j.name, "host": j.host, "error": j.error, "meaning": _errno_name(j.error)} for j in failing)
-    count = len(failing) + verify_failures
+    rows += tuple({"job": j.name, "host": j.host, "error": 0, "meaning": "no I/O done"} for j in idle)
+    count = len(failing) + len(idle) + verify_failures
     detail = f"{len(jobs)} jobs checked"
+    if not jobs:
+        detail = "no jobs to check: the run produced no job results"
     if failing:
         detail += "; errors: " + ", ".join(f"{j.host}/{j.name} error {j.error} ({_errno_name(j.error)})" for j in failing[:10])
+    if idle:
+        detail += "; did no I/O: " + ", ".join(f"{j.host}/{j.name}" for j in idle[:10])
     if verify_failures:
         detail += f"; {verify_failures} verify failures"
-    return Verdict(NAME, count <= max_errors, count, max_errors, "errors", "run", evidence=rows, detail=detail)
+    passed = bool(jobs) and not idle and count <= max_errors
+    return Verdict(NAME, passed, count, max_errors, "errors", "run", evidence=rows, detail=detail)

@@ -1,4 +1,4 @@
-"""`python -m iogate COMMAND`: cleanup, percentiles, report, lab, labvm."""
+"""`python -m iogate COMMAND`: cleanup, percentiles, report, lab, labvm, export, vdbench-parse."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ DELEGATED = {
     "lab": "iogate.lab_cli:main",
     "labvm": "iogate.labvm.cli:main",
     "export": "iogate.results.cli:main",
+    "vdbench-parse": "iogate.engines.vdbench.cli:main",
 }
 
 

@@ -12,8 +12,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from iogate import secrets
+from iogate.errors import LabFileError
+from iogate.lab_checks import lab_problems
 from iogate.units import parse_size_bytes
-from iogate.yamlfile import load_yaml, validate
+from iogate.yamlfile import Loc, line_of, load_yaml, validate
 
 DEFAULT_LAB = Path(__file__).resolve().parent.parent / "labs" / "local.yaml"
 
@@ -35,7 +38,9 @@ class DeviceIdentity(Strict):
     """How a device is recognised: by what it *is*, never by its /dev name.
 
     Exactly one of backing_file (loop), wwn (SCSI VPD 0x83), nguid or eui (NVMe),
-    serial, or nfs_export (server:/path) is set.
+    serial, or nfs_export (server:/path) is set. `destructive: true` says old
+    file systems on it may be overwritten (see iogate.hosts.usage); it never
+    admits a device that is mounted, held or swapped on.
     """
 
     backing_file: str | None = None
@@ -43,16 +48,17 @@ class DeviceIdentity(Strict):
     nguid: str | None = None
     serial: str | None = None
     nfs_export: str | None = None
+    destructive: bool = False
 
     @model_validator(mode="after")
     def _exactly_one(self) -> DeviceIdentity:
-        set_fields = [name for name, value in self.model_dump().items() if value]
+        set_fields = [name for name, value in self.model_dump(exclude={"destructive"}).items() if value]
         if len(set_fields) != 1:
             raise ValueError(f"give exactly one of backing_file, wwn, nguid, serial, nfs_export (got {set_fields or 'none'})")
         return self
 
     def describe(self) -> str:
-        (name, value), = [(k, v) for k, v in self.model_dump().items() if v]
+        (name, value), = [(k, v) for k, v in self.model_dump(exclude={"destructive"}).items() if v]
         return f"{name} {value}"
 
 
@@ -130,9 +136,6 @@ class Lab(Strict):
         names = [p.name for p in self.protocols]
         if self.baseline_protocol is not None and self.baseline_protocol not in names:
             raise ValueError(f"baseline_protocol {self.baseline_protocol!r} is not one of the protocols {names}")
-        hosts = [h.name for h in self.hosts]
-        if len(set(hosts)) != len(hosts):
-            raise ValueError(f"host names must be unique: {hosts}")
         return self
 
     @property
@@ -156,8 +159,34 @@ def load_lab(path: Path | str | None = None) -> Lab:
         data = {**data, "path": str(path)}
     lab = validate(Lab, data, path, lines)
     driver = registry.array_driver_class(lab.array.driver, path, lines)
-    validate(driver.Options, lab.array.options, path, lines, ("array", "options"))
+    options = validate(driver.Options, lab.array.options, path, lines, ("array", "options"))
     for index, protocol in enumerate(lab.protocols):
         connector = registry.connector_class(protocol.connector, path, lines, ("protocols", index, "connector"))
         validate(connector.Options, protocol.options, path, lines, ("protocols", index, "options"))
+    problems = lab_problems(lab)
+    if hasattr(driver, "lab_problems"):
+        problems += driver.lab_problems(lab, options)
+    problems += _secret_problems(data, ())
+    if problems:
+        raise LabFileError("\n".join(_located(path, lines, loc, message) for loc, message in problems))
     return lab
+
+
+def _located(path: Path, lines: dict[Loc, int], loc: Loc, message: str) -> str:
+    line = line_of(lines, loc)
+    return f"{path}{f' line {line}' if line else ''}: {'.'.join(str(part) for part in loc) or '(top level)'}: {message}"
+
+
+def _secret_problems(node: Any, loc: Loc) -> list[tuple[Loc, str]]:
+    """Resolve every secret reference once now (registering its value for redaction), so one that
+    cannot be resolved is refused at its line; the lab keeps the reference, users resolve again."""
+    if isinstance(node, dict):
+        return [p for key, value in node.items() for p in _secret_problems(value, (*loc, key))]
+    if isinstance(node, list):
+        return [p for index, value in enumerate(node) for p in _secret_problems(value, (*loc, index))]
+    if isinstance(node, str) and secrets.REFERENCE_IN_TEXT.search(node):
+        try:
+            secrets.resolve_embedded(node)
+        except secrets.SecretError as exc:
+            return [(loc, str(exc))]
+    return []

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from iogate.errors import LedgerError
+from iogate.secrets import redact
 
 LEDGER_NAME = "ledger.jsonl"
 
@@ -112,7 +113,8 @@ class Ledger:
     def _write(self, record: dict[str, Any]) -> None:
         try:
             with self.path.open("a") as handle:
-                handle.write(json.dumps(record, sort_keys=True) + "\n")
+                # Attributes may quote a command line (a remote undo); no resolved secret goes to disk.
+                handle.write(redact(json.dumps(record, sort_keys=True)) + "\n")
                 handle.flush()
                 os.fsync(handle.fileno())
         except OSError as exc:
@@ -156,6 +158,17 @@ def process_start_ticks(pid: int) -> int | None:
     if fields[0] in ("Z", "X"):
         return None  # a zombie has ended; an init that does not reap (some VMs) keeps it listed
     return int(fields[19])
+
+
+def owner_state(header: dict[str, Any]) -> str:
+    """"alive" (same host, pid and start time), "gone" (no such process on this host, or the pid
+    now belongs to a later process) or "elsewhere" (opened on another host: cannot be told here)."""
+    if header.get("host") not in (None, socket.gethostname()):
+        return "elsewhere"
+    pid = header.get("pid")
+    if pid is None:
+        return "gone"
+    return "alive" if process_start_ticks(int(pid)) == header.get("pid_start") else "gone"
 
 
 def owner_alive(header: dict[str, Any]) -> bool:

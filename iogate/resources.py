@@ -13,12 +13,13 @@ import shutil
 import signal
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from iogate import shell
 from iogate.errors import IOGateError
-from iogate.ledger import Entry, Ledger, owner_alive, process_start_ticks
+from iogate.ledger import Entry, Ledger, owner_alive, owner_state, process_start_ticks
 
 Remover = Callable[[dict[str, Any]], str | None]
 
@@ -205,4 +206,51 @@ def cleanup(workdir: Path, *, include_live: bool = False) -> list[str]:
             continue
         lines = release_all(ledger)
         report.extend(f"run {ledger.run_id}: {line}" for line in lines)
+    return report
+
+
+@dataclass
+class HealReport:
+    """What a session start found in its workdir: dead runs cleaned, live ones left alone."""
+
+    cleaned: list[str] = field(default_factory=list)  # run id: what was removed
+    left_alone: list[str] = field(default_factory=list)  # run id: why (alive, another host)
+    failed: list[str] = field(default_factory=list)  # run id: what could not be removed
+
+    def summary(self) -> str:
+        runs = {line.split(":", 1)[0] for line in self.cleaned}
+        parts = [f"cleaned {len(self.cleaned)} leftover resource(s) of {len(runs)} dead run(s)"] if self.cleaned else []
+        parts += [f"left {len(self.left_alone)} live run(s) alone"] if self.left_alone else []
+        parts += [f"could not clean {len(self.failed)} run(s)"] if self.failed else []
+        return "; ".join(parts)
+
+
+def heal(workdir: Path | str) -> HealReport:
+    """Release what runs under workdir left when their controller died (host, pid and start time
+    in the ledger say so); a run whose controller lives, or that another host opened, is never
+    touched. Called at every session start so a SIGKILLed session does not leave the next one
+    running beside its loop devices, mounts, fio processes and cgroups."""
+    from iogate import registry  # noqa: F401  (its modules register removers of their kinds)
+
+    report = HealReport()
+    for path in sorted((Path(workdir) / "runs").glob("*/ledger.jsonl")):
+        try:
+            ledger, header = Ledger.load(path)
+        except (IOGateError, KeyError, TypeError) as exc:  # a journal hand-edited or torn mid-record
+            report.failed.append(f"{path.parent.name}: unreadable journal {path}: {exc!r}")
+            continue
+        if not ledger.open_entries():
+            continue
+        state = owner_state(header)
+        if state != "gone":
+            where = f"pid {header.get('pid')}" if state == "alive" else f"host {header.get('host')}"
+            report.left_alone.append(f"{ledger.run_id}: controller {state} ({where}), left alone")
+            continue
+        try:
+            lines = release_all(ledger)
+        except IOGateError as exc:
+            report.failed.append(f"{ledger.run_id}: {exc}")
+            continue
+        gone = f"controller pid {header.get('pid')} gone"
+        report.cleaned.extend(f"{ledger.run_id}: {line} ({gone})" for line in lines or ["journal closed, nothing was left"])
     return report

@@ -27,6 +27,9 @@ def _walk(node: yaml.Node, loc: Loc, lines: dict[Loc, int], loader: yaml.SafeLoa
             key = loader.construct_object(key_node, deep=True)
             if not isinstance(key, (str, int, float, bool)) and key is not None:
                 raise LabFileError(f"line {key_node.start_mark.line + 1}: a mapping key must be a plain value, not {key!r}")
+            if key in out:
+                # YAML keeps the last of two equal keys silently: half of what the user wrote would vanish.
+                raise LabFileError(f"line {key_node.start_mark.line + 1}: duplicate key {key!r} (first on line {lines[(*loc, key)]})")
             out[key] = _walk(value_node, (*loc, key), lines, loader)
             lines[(*loc, key)] = key_node.start_mark.line + 1
         return out
@@ -41,6 +44,8 @@ def load_yaml(path: Path) -> tuple[Any, dict[Loc, int]]:
         text = path.read_text()
     except OSError as exc:
         raise LabFileError(f"{path}: cannot read: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise LabFileError(f"{path}: not a text file (byte {exc.start} is not UTF-8)") from None
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:

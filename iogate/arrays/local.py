@@ -38,6 +38,9 @@ class LocalOptions(BaseModel):
     pool_size: str = "8GiB"
     # btrfs only: transparent compression of everything written (compression tests).
     compress: Literal["none", "zstd"] = "none"
+    # Thin over-commit: the lab's volumes may add up to more than the pool (a full pool
+    # then fails the prefill or the test as the array's error, naming the volume).
+    overcommit: bool = False
 
 
 def _run(argv: list[str]) -> str:
@@ -70,13 +73,44 @@ class LocalArray:
         self._volumes: dict[str, tuple[Volume, list[Entry]]] = {}
         self._snapshots: dict[str, Entry] = {}
 
+    @classmethod
+    def lab_problems(cls, lab: Lab, options: LocalOptions) -> list[tuple[tuple[str | int, ...], str]]:
+        """The lab's volumes must fit the pool (unless it says overcommit) and the pool image must be a
+        file the workdir's file system can hold; both as lab errors, before anything is made."""
+        from iogate.lab_checks import human_size, nearest_existing
+
+        problems: list[tuple[tuple[str | int, ...], str]] = []
+        pool_bytes = parse_size_bytes(options.pool_size)
+        total_bytes = lab.volumes.count * lab.volumes.size_bytes
+        if total_bytes > pool_bytes and not options.overcommit:
+            problems.append((("volumes", "size"), (
+                f"{lab.volumes.count} volume(s) of {human_size(lab.volumes.size_bytes)} = {human_size(total_bytes)} do not fit "
+                f"the local pool (array.options.pool_size {human_size(pool_bytes)}); enlarge the pool, shrink the volumes, "
+                "or set array.options.overcommit: true for a thin pool")))
+        where = nearest_existing(lab.workdir)
+        try:
+            with open(os.open(where, os.O_TMPFILE | os.O_RDWR, 0o600), "wb") as probe:
+                probe.truncate(pool_bytes)  # sparse: costs no space, fails with EFBIG past the fs limit
+        except OverflowError:
+            problems.append((("array", "options", "pool_size"), (
+                f"{human_size(pool_bytes)}: cannot hold the pool image: larger than any file offset")))
+        except OSError as exc:
+            if exc.errno not in (13, 30, 95):  # EACCES, EROFS, EOPNOTSUPP: setup reports those itself
+                problems.append((("array", "options", "pool_size"), (
+                    f"{human_size(pool_bytes)}: the file system of {where} cannot hold the pool image ({exc.strerror})")))
+        return problems
+
     # -- lifecycle -------------------------------------------------------------
     def setup(self) -> None:
         ledger = self.run.ledger
         image = self.run.path("pool.img")
         self._own.append(entry := ledger.intend("file", path=str(image)))
-        with image.open("wb") as handle:
-            handle.truncate(parse_size_bytes(self.options.pool_size))
+        try:
+            with image.open("wb") as handle:
+                handle.truncate(parse_size_bytes(self.options.pool_size))
+        except OSError as exc:
+            raise ArrayError(f"local array: pool_size {self.options.pool_size}: cannot make {image}: {exc.strerror} "
+                             f"(errno {exc.errno})") from None
         ledger.created(entry)
         device = self._attach(image, self._own)
         if self.options.pool_fs == "xfs":
@@ -199,7 +233,13 @@ class LocalArray:
         started = time.monotonic()
         files = [str(self._volume_file(v)) for v, _ in self._volumes.values()]
         hashfile = self.run.path("dedupe.hash")
-        _run(["duperemove", "-d", "-q", "-b", "64k", "--hashfile", str(hashfile), *files])
+        # Journalled by its hash file: a controller killed mid-pass must not leave duperemove
+        # running in the pool (it would keep the pool busy and outlive the run).
+        entry = self.run.ledger.intend("process", name="duperemove", marker=str(hashfile))
+        try:
+            _run(["duperemove", "-d", "-q", "-b", "64k", "--hashfile", str(hashfile), *files])
+        finally:
+            release(self.run.ledger, [entry])
         hashfile.unlink(missing_ok=True)
         _run(["sync", "-f", str(self.pool_dir)])
         after = self.pool_used_bytes()

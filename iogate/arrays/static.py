@@ -17,18 +17,30 @@ start to end. The driver can do exactly the events that have a hook.
         hooks:
           snapshot_create: {command: "ssh admin@array snap create $array_volume $snapshot"}
           dedupe: {http: {method: POST, url: "https://array/api/dedupe", body: '{"pool": "p1"}'}}
+
+Credentials are references, resolved when the hook runs and redacted from every
+record and error (iogate.secrets): `${env:NAME}` or `${file:PATH}` anywhere in a
+command, URL, header or body, or in a hook's `env` (handed to the command's
+environment, so it never appears on its command line):
+
+          snapshot_create: {command: 'curl -u admin:"$$ARRAY_PW" ...', env: {ARRAY_PW: "${env:ARRAY_PW}"}}
 """
 
 from __future__ import annotations
 
+import os
+import shlex
 import subprocess
 import time
+from collections.abc import Callable
 from string import Template
 from typing import Any, ClassVar, Literal
+from urllib.parse import quote
 
 import requests
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from iogate import secrets
 from iogate.arrays.base import Capability, Snapshot, Unsupported, Volume
 from iogate.errors import ArrayError
 from iogate.lab import DeviceIdentity, Lab, QoS
@@ -54,6 +66,7 @@ class Hook(Strict):
     command: str | None = None
     http: HttpCall | None = None
     timeout_s: float = Field(default=3600, gt=0)
+    env: dict[str, str] = Field(default_factory=dict)  # extra environment of a command hook; values may be secret references
 
     @model_validator(mode="after")
     def _one_kind(self) -> Hook:
@@ -69,6 +82,8 @@ class StaticVolume(Strict):
     identity: DeviceIdentity
     export: dict[str, Any] = Field(default_factory=dict)
     host: str | None = None  # the lab host it is mapped to, when only one is
+    # Old file systems on it may be overwritten (bench-fio's word); never admits a mounted or held device.
+    destructive: bool = False
 
     @field_validator("size")
     @classmethod
@@ -120,6 +135,20 @@ class StaticArray:
         self._handed_out: dict[str, tuple[StaticVolume, Volume]] = {}
         self.events: list[dict[str, Any]] = []  # every hook run, timed (for the report)
 
+    @classmethod
+    def lab_problems(cls, lab: Lab, options: StaticOptions) -> list[tuple[tuple[str | int, ...], str]]:
+        """Each listed volume's protocol must be a connector the lab uses, its host a lab host."""
+        connectors = sorted({p.connector for p in lab.protocols})
+        hosts = [h.name for h in lab.hosts]
+        problems: list[tuple[tuple[str | int, ...], str]] = []
+        for index, volume in enumerate(options.volumes):
+            if volume.protocol not in connectors:
+                problems.append((("array", "options", "volumes", index, "protocol"),
+                                 f"{volume.protocol!r} is not a connector of the lab's protocols {connectors}"))
+            if volume.host is not None and volume.host not in hosts:
+                problems.append((("array", "options", "volumes", index, "host"), f"{volume.host!r} is not a lab host {hosts}"))
+        return problems
+
     def setup(self) -> None:
         """Nothing to prepare: the volumes exist already."""
 
@@ -147,7 +176,7 @@ class StaticArray:
             volume = Volume(
                 name=name,
                 size_bytes=parse_size_bytes(static.size),
-                identity=static.identity,
+                identity=static.identity.model_copy(update={"destructive": True}) if static.destructive else static.identity,
                 export={**static.export, "array_volume": static.name, "protocol": static.protocol},
             )
             self._handed_out[name] = (static, volume)
@@ -236,28 +265,41 @@ class StaticArray:
         return record
 
 
+# How a resolved secret enters each kind of template, so it arrives intact: shell-quoted in a
+# command (never re-read by the shell), percent-encoded in a URL; '$' doubled for string.Template.
+_SECRET_FORM: dict[str, Callable[[str], str]] = {"command": shlex.quote, "url": lambda value: quote(value, safe="")}
+
+
 def _render(template: str, values: dict[str, str], event: str) -> str:
+    """The template with secret references resolved (see _SECRET_FORM), then placeholders
+    filled; credentials written inline in it are registered for redaction too."""
+    form = _SECRET_FORM.get(event, str)
+    with_secrets = secrets.resolve_embedded(template, escape=lambda value: form(value).replace("$", "$$"))
     try:
-        return Template(template).substitute(values)
+        rendered = Template(with_secrets).substitute(values)
     except (KeyError, ValueError) as exc:
         raise ArrayError(
             f"`{event}` hook template {template!r}: unknown or malformed placeholder {exc} (known: {', '.join(sorted(values))})"
         ) from None
+    secrets.register_inline(rendered)
+    return rendered
 
 
 def _run_command(hook: Hook, values: dict[str, str]) -> dict[str, Any]:
     command = _render(hook.command or "", values, "command")
+    env = {**os.environ, **{key: secrets.resolve_embedded(value) for key, value in hook.env.items()}}
+    shown = secrets.redact(command)
     try:
-        done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=hook.timeout_s, check=False)
+        done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=hook.timeout_s, check=False, env=env)
     except subprocess.TimeoutExpired:
-        return {"ok": False, "command": command, "detail": f"{command!r}: no end after {hook.timeout_s:.0f} s"}
-    output = (done.stdout + done.stderr).strip()[-2000:]
+        return {"ok": False, "command": shown, "detail": f"{shown!r}: no end after {hook.timeout_s:.0f} s"}
+    output = secrets.redact((done.stdout + done.stderr).strip()[-2000:])
     return {
         "ok": done.returncode == 0,
-        "command": command,
+        "command": shown,
         "exit": done.returncode,
         "output": output,
-        "detail": f"{command!r} exited {done.returncode}: {output}",
+        "detail": f"{shown!r} exited {done.returncode}: {output}",
     }
 
 
@@ -267,14 +309,15 @@ def _call_http(hook: Hook, values: dict[str, str]) -> dict[str, Any]:
     url = _render(call.url, values, "url")
     body = _render(call.body, values, "body") if call.body is not None else None
     headers = {key: _render(value, values, "header") for key, value in call.headers.items()}
+    shown = secrets.redact(url)
     try:
         response = requests.request(call.method, url, data=body, headers=headers, timeout=hook.timeout_s, verify=call.verify_tls)
     except requests.RequestException as exc:
-        return {"ok": False, "url": url, "detail": f"{call.method} {url}: {exc}"}
+        return {"ok": False, "url": shown, "detail": secrets.redact(f"{call.method} {shown}: {exc}")}
     return {
         "ok": response.ok,
-        "url": url,
+        "url": shown,
         "status": response.status_code,
-        "output": response.text[-2000:],
-        "detail": f"{call.method} {url}: HTTP {response.status_code}: {response.text[-500:]}",
+        "output": secrets.redact(response.text[-2000:]),
+        "detail": secrets.redact(f"{call.method} {shown}: HTTP {response.status_code}: {response.text[-500:]}"),
     }

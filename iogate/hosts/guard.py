@@ -4,6 +4,10 @@ A workload may only touch a device that this run provisioned or that the lab
 file explicitly allows, and the check is by identity (loop backing file, WWN,
 NGUID, serial) read from the kernel on the host that will do the I/O, never by
 device name. Anything else is refused before fio starts.
+
+Identity is not enough: a device that is mounted, held (LVM, md, dm), active
+swap or carries file systems is refused always, whatever the allow list or a
+static lab says (iogate.hosts.usage), and the refusal names the mount or holder.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from iogate.errors import GuardRefused
-from iogate.hosts import identity
+from iogate.hosts import identity, usage
 from iogate.hosts.connectors.base import Connection
 from iogate.hosts.initiator import Initiator
 from iogate.lab import DeviceIdentity
@@ -38,7 +42,11 @@ class Guard:
         facts = identity.read_identity(initiator, device)
         permitted = self.provisioned + self.allowed
         candidates = [expected] if expected is not None else permitted
-        if any(c in permitted and identity.matches(facts, c) for c in candidates):
+        matched = [c for c in candidates if c in permitted and identity.matches(facts, c)]
+        reasons = usage.in_use(facts, destructive=any(c.destructive for c in matched))
+        if reasons:
+            raise GuardRefused(f"refusing {device} on host {initiator.name}: in use: {'; '.join(reasons)} ({identity.describe(facts)})")
+        if matched:
             return
         raise GuardRefused(
             f"refusing {device} on host {initiator.name}: not provisioned by this run and not allowed by the lab "

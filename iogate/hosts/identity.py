@@ -9,6 +9,7 @@ from __future__ import annotations
 import shlex
 
 from iogate.errors import HostError
+from iogate.hosts import usage
 from iogate.hosts.initiator import Initiator
 from iogate.lab import DeviceIdentity
 
@@ -21,14 +22,18 @@ for key in loop/backing_file wwid device/wwid device/serial serial nguid eui dev
   f=/sys/block/$name/$key
   [ -r "$f" ] && printf '%s=%s\n' "$key" "$(head -c 200 "$f" | tr -d '\0\n' | tr -c '[:print:]' '.')"
 done
+{usage}
 true
 """
 
 
 def read_identity(initiator: Initiator, device: str) -> dict[str, str]:
     """sysfs identity attributes of a block device on a host (keys like 'loop/backing_file')."""
-    output = initiator.run(_PROBE.format(dev=shlex.quote(device))).stdout
-    facts = dict(line.split("=", 1) for line in output.splitlines() if "=" in line)
+    output = initiator.run(_PROBE.format(dev=shlex.quote(device), usage=usage.PROBE)).stdout
+    facts: dict[str, str] = {}
+    for key, value in (line.split("=", 1) for line in output.splitlines() if "=" in line):
+        # Usage keys repeat (one line per mount, holder, partition): keep every one.
+        facts[key] = f"{facts[key]}\n{value}" if key in usage.KEYS and key in facts else value
     if "missing" in facts:
         raise HostError(f"host {initiator.name}: {device} is not a block device ({facts['missing']})")
     return facts

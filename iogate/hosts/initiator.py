@@ -11,12 +11,14 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
 import testinfra
 from testinfra.backend.base import CommandResult
 
 from iogate.errors import HostError
 from iogate.lab import HostConfig
+from iogate.secrets import redact, register, register_inline, resolve_embedded
 
 
 @dataclass
@@ -39,10 +41,13 @@ class Initiator:
         if config.transport.startswith(("ssh://", "paramiko://")):
             # A lab host is ours to drive: no interactive prompts, no known_hosts churn.
             kwargs["ssh_extra_args"] = "-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o ConnectTimeout=10"
+        # A password in the URL (paramiko://root:${env:PW}@host) is a reference, percent-encoded in.
+        transport = resolve_embedded(config.transport, escape=lambda value: quote(value, safe=""))
+        register_inline(transport)
         try:
-            host = testinfra.get_host(config.transport, **kwargs)
+            host = testinfra.get_host(transport, **kwargs)
         except Exception as exc:  # testinfra raises plain exceptions for bad URLs
-            raise HostError(f"host {config.name}: cannot open transport {config.transport}: {exc}") from exc
+            raise HostError(f"host {config.name}: cannot open transport {config.transport}: {exc}") from None
         return cls(config=config, host=host)
 
     @property
@@ -61,7 +66,10 @@ class Initiator:
         try:
             return self.host.run(line)
         except Exception as exc:  # transport failure (ssh down, host gone)
-            raise HostError(_redact(f"host {self.name}: cannot run {line!r}: {exc}", secrets)) from None
+            # testinfra's ssh backend raises with the CommandResult: its stderr is what ssh said.
+            said = getattr(exc.args[0], "stderr", None) if exc.args else None
+            detail = said.strip() if isinstance(said, str) and said.strip() else str(exc)
+            raise HostError(_redact(f"host {self.name}: cannot run {line!r}: {detail}", secrets)) from None
 
     def run(self, command: str, *args: str, secrets: Sequence[str] = ()) -> CommandResult:
         """Run a shell command; a non-zero exit raises HostError naming host and command."""
@@ -98,10 +106,10 @@ class Initiator:
 
 
 def _redact(text: str, secrets: Sequence[str]) -> str:
+    """text without the given secrets nor any other secret the run knows (iogate.secrets)."""
     for secret in secrets:
-        if secret:
-            text = text.replace(secret, "***").replace(shlex.quote(secret), "***")
-    return text
+        register(secret)
+    return redact(text)
 
 
 def str_parent(path: str) -> str:

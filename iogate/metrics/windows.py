@@ -121,7 +121,7 @@ class DirectionWindow:
     def percentile_ns(self, pct: float) -> float:
         """pXX from the interval histograms (fio clat_hist logs) merged over the window."""
         if not self.histogram.total:
-            raise NoData(f"no latency histogram in {self.label}")
+            raise NoData(f"no latency samples in {self.label} (no clat_hist log lines)")
         return self.histogram.percentile_ns(pct)
 
     def stalls(self, where: str = "window") -> list[str]:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from criteria import no_io_errors
 from iogate.engines.fio.parse import load_json, parse_jobs
-from iogate.metrics.types import RunResult, Series
+from iogate.metrics.types import JobResult, RunResult, Series
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "fio"
 
@@ -37,3 +38,18 @@ def test_single_jobs_and_an_allowance() -> None:
     jobs = real_run("verify_fail.json").jobs
     assert not no_io_errors.evaluate(jobs).passed
     assert no_io_errors.evaluate(jobs, max_errors=1).passed
+
+
+def _idle(job: JobResult) -> JobResult:
+    return replace(job, directions={d: replace(v, ios=0, io_bytes=0) for d, v in job.directions.items()})
+
+
+def test_job_without_io_fails_even_with_an_allowance() -> None:
+    clean = real_run("randrw.json").jobs
+    verdict = no_io_errors.evaluate([clean[0], _idle(clean[1])], max_errors=5)
+    assert not verdict.passed and f"did no I/O: localhost/{clean[1].name}" in verdict.detail
+
+
+def test_no_jobs_fails() -> None:
+    verdict = no_io_errors.evaluate([])
+    assert not verdict.passed and "no jobs to check" in verdict.detail

@@ -35,6 +35,7 @@ from typing import IO, Any, TypeVar
 
 from iogate.engines.base import LoadControl
 from iogate.engines.fio import jobfile, parse
+from iogate.engines.fio.aborts import abort_message
 from iogate.engines.workload import JobSpec, RunPlan
 from iogate.errors import EngineError, HostError
 from iogate.hosts.guard import Guard, distinct
@@ -358,6 +359,9 @@ class ClientServerEngine:
             failed = "; ".join(f"host {host}: {reason}" for host, reason in sorted(watch.failures.items()))
             raise HostError(f"{failed} (run stopped on the remaining hosts: {', '.join(healthy) or 'none'})")
         output = (point_dir / "client.out").read_text()
+        aborted = abort_message(f"{(point_dir / 'client.err').read_text()}\n{output[:output.find('{')] if '{' in output else output}")
+        if aborted:
+            raise EngineError(f"fio client: a server aborted: {aborted} (see {point_dir / 'client.out'})")
         if proc.returncode != 0 and "client_stats" not in output:
             err = (point_dir / "client.err").read_text().strip()
             raise EngineError(f"fio client exited {proc.returncode}: {err[-1500:] or output[-1500:]}")

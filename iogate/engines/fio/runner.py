@@ -23,6 +23,7 @@ from typing import Protocol
 
 from iogate.engines.base import LoadControl
 from iogate.engines.fio import jobfile, parse
+from iogate.engines.fio.aborts import abort_message
 from iogate.engines.workload import JobSpec, RunPlan
 from iogate.errors import EngineError, HostError
 from iogate.hosts.guard import Guard, distinct
@@ -133,6 +134,9 @@ class FioEngine:
         crashed = _SIGNAL.search(f"{done.stdout}\n{done.stderr}\n{output[:output.find('{')] if '{' in output else output}")
         if crashed:
             raise EngineError(f"host {initiator.name}: fio {crashed.group(0)} ({job_path}); its results are not trustworthy")
+        aborted = abort_message(f"{done.stdout}\n{done.stderr}")
+        if aborted:
+            raise EngineError(f"host {initiator.name}: fio aborted ({job_path}): {aborted}")
         if not output.strip():
             raise EngineError(f"host {initiator.name}: fio exited {done.rc} without output: {(done.stderr or done.stdout).strip()[-1500:]}")
         data = parse.load_json(output, f"{initiator.name}:{work}/out.json")

@@ -18,6 +18,7 @@ from iogate.hosts.connectors import scan
 from iogate.hosts.connectors.base import Connection, JournalledConnector
 from iogate.hosts.initiator import Initiator
 from iogate.labvm import remote
+from iogate.secrets import resolve
 
 
 class IscsiOptions(BaseModel):
@@ -48,13 +49,15 @@ class IscsiConnector(JournalledConnector):
                 raise HostError(f"host {initiator.name}: portal {portal} does not advertise {iqn}: {advertised.strip()}")
         initiator.run("iscsiadm -m node -T %s -p %s -o new", iqn, portal)
         settings = dict(self.options.node_settings)
+        # The password may be a reference (${env:NAME}, ${file:PATH}): resolved only here, and redacted.
+        password = resolve(self.options.chap_password) if self.options.chap_password else None
         if self.options.chap_user:
             settings |= {
                 "node.session.auth.authmethod": "CHAP",
                 "node.session.auth.username": self.options.chap_user,
-                "node.session.auth.password": self.options.chap_password or "",
+                "node.session.auth.password": password or "",
             }
-        secrets = [self.options.chap_password] if self.options.chap_password else []
+        secrets = [password] if password else []
         for name, value in settings.items():
             initiator.run("iscsiadm -m node -T %s -p %s -o update -n %s -v %s", iqn, portal, name, value, secrets=secrets)
         initiator.run("iscsiadm -m node -T %s -p %s -l", iqn, portal)

@@ -1,0 +1,17 @@
+"""The vdbench engine: parmfile rendering, running vdbench, parsing its output directory.
+
+Modules, one concept each:
+  source     vdbench's html report files as numbered text lines (errors name file:line)
+  flatfile   flatfile.html: per-interval rows and vdbench's avg_X-Y rows
+  window     which intervals an avg_X-Y row aggregates, and the aggregate itself
+  buckets    vdbench's latency histogram (its own bucket edges, never fio bins)
+  reports    summary-format reports (summary.html, per SD / WD / host)
+  errorlog   errorlog.html: I/O and data-validation errors
+  outdir     a whole output directory -> run points -> iogate RunResults
+  parmfile   a RunPlan rendered as a vdbench parameter file (and what cannot be: Unsupported)
+  locate     where the vdbench installation is
+  health     vdbench's exit code and its own warnings/aborts -> EngineError
+  netns_master  multi-host (hd=): a master namespace linked to the netns lab's host namespaces
+  runner     VdbenchEngine (same interface as FioEngine)
+  cli        `python -m iogate vdbench-parse OUTDIR [--json]`
+"""

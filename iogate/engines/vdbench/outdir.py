@@ -1,0 +1,236 @@
+"""A whole vdbench output directory -> run points -> iogate RunResults.
+
+The flatfile gives every run point's intervals and vdbench's own average;
+summary.html names the points (rd + for-loop values); histogram.html gives the
+latency buckets; summary.html links the per-host, per-SD and per-WD reports;
+errorlog.html counts I/O and data-validation errors (they fail no_io_errors).
+"""
+
+from __future__ import annotations
+
+import errno
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from iogate.engines.vdbench import errorlog
+from iogate.engines.vdbench.buckets import BucketHistogram, parse_histograms
+from iogate.engines.vdbench.flatfile import FlatPoint, Stats, parse_flatfile, stats
+from iogate.engines.vdbench.reports import ReportPoint, is_file_system, parse_report
+from iogate.engines.vdbench.source import Line, read_lines, run_label
+from iogate.engines.vdbench.window import Aggregate, aggregate_rows, aggregate_stats, window
+from iogate.errors import EngineError
+from iogate.metrics.types import Dir, Direction, JobResult, LatencyStats, RunResult, Sample, Series
+
+_LINK = re.compile(r"^Link to (HOST reports|SD reports|workload report):(.*)$")
+_HREF = re.compile(r'HREF="([^"#]+)\.html"', re.IGNORECASE)
+_INTERVAL = re.compile(r"\binterval=(\d+)")
+REPORT_KINDS = {"HOST reports": "host", "SD reports": "sd", "workload report": "wd"}
+
+
+@dataclass(frozen=True)
+class Windowed:
+    """One SD/WD/host report over the point's window: its aggregate and its intervals."""
+
+    aggregate: Aggregate
+    intervals: tuple[Stats, ...]
+
+    @property
+    def stats(self) -> Stats:
+        return self.aggregate.stats
+
+
+@dataclass(frozen=True)
+class Point:
+    """One run point as vdbench reported it and as IOGate recomputes it."""
+
+    label: str  # "rd_ran xfersize=4k rdpct=0 threads=1"
+    flat: FlatPoint
+    total: Aggregate  # over the window vdbench's avg row covers (see window.py)
+    histograms: dict[str, BucketHistogram]  # "all" / "read" / "write"
+    reports: dict[str, dict[str, Windowed]] = field(default_factory=dict)  # kind ("sd"/"wd"/"host") -> name
+    report_points: dict[str, dict[str, tuple[Path, ReportPoint]]] = field(default_factory=dict)  # the same, unwindowed
+
+    def window_from(self, first: int) -> tuple[Aggregate, dict[str, dict[str, Windowed]]]:
+        """The point over intervals first..last (vdbench's last) instead of vdbench's own window."""
+        last = self.total.last
+        if not 1 <= first <= last:
+            raise self.flat.avg.line.fail(f"no intervals {first}-{last} in this run point")
+        if first == self.total.first:
+            return self.total, self.reports
+        aggregate = aggregate_rows(self.flat.intervals[first - 1:last], first, last)
+        own = stats(self.flat.avg)  # CPU: only vdbench's window has it (see window.py)
+        aggregate = replace(aggregate, stats=replace(aggregate.stats, cpu_user_pct=own.cpu_user_pct,
+                                                     cpu_kernel_pct=own.cpu_kernel_pct))
+        reports = {kind: {name: _report_window(path, rp, first, last) for name, (path, rp) in named.items()}
+                   for kind, named in self.report_points.items()}
+        return aggregate, reports
+
+    @property
+    def rd(self) -> str:
+        return self.flat.run
+
+
+@dataclass(frozen=True)
+class Output:
+    path: Path
+    points: tuple[Point, ...]
+    errors: tuple[Line, ...]  # errorlog.html entries
+    interval_s: int
+    file_system: bool
+
+
+def parse_outdir(path: Path) -> Output:
+    path = Path(path)
+    if not path.is_dir():
+        raise EngineError(f"{path}: not a vdbench output directory")
+    flat = parse_flatfile(path / "flatfile.html")
+    if not flat:
+        raise EngineError(f"{path / 'flatfile.html'}: no run point completed (no interval rows): no data")
+    summary = path / "summary.html"
+    labels = [label for line in read_lines(summary) if (label := run_label(line)) is not None]
+    if len(labels) != len(flat):
+        raise EngineError(f"{summary}: {len(labels)} run points started but flatfile.html has {len(flat)} averages "
+                          "(vdbench stopped mid-run?)")
+    hist = parse_histograms(path / "histogram.html")
+    if [h.label for h in hist] != labels:
+        raise EngineError(f"{path / 'histogram.html'}: run points {[h.label for h in hist]} differ from summary.html's {labels}")
+    file_system = is_file_system(summary)
+    linked = {} if file_system else _linked_reports(path, summary)
+    points = []
+    for index, (label, point) in enumerate(zip(labels, flat, strict=True)):
+        if not label.split(" ")[0] == point.run:
+            raise point.avg.line.fail(f"run {point.run} where summary.html's point {index + 1} is {label!r}")
+        total = window(point)
+        raw = {kind: {name: (path / f"{name}.html", _report_point(path / f"{name}.html", report, index, label))
+                      for name, report in named.items()}
+               for kind, named in linked.items()}
+        reports = {kind: {name: _report_window(p, rp, total.first, total.last) for name, (p, rp) in named.items()}
+                   for kind, named in raw.items()}
+        points.append(Point(label, point, total, hist[index].sections, reports, raw))
+    return Output(path, tuple(points), tuple(errorlog.error_lines(path / "errorlog.html")),
+                  _interval_s(path / "parmfile.html"), file_system)
+
+
+def _linked_reports(path: Path, summary: Path) -> dict[str, dict[str, list[ReportPoint]]]:
+    linked: dict[str, dict[str, list[ReportPoint]]] = {}
+    kind: str | None = None
+    for raw in summary.read_text(errors="replace").splitlines():
+        match = _LINK.match(raw)
+        if match is not None:
+            kind = REPORT_KINDS.get(match.group(1))
+            rest = match.group(2)
+        elif kind is not None and raw.startswith(" ") and "HREF" in raw.upper():
+            rest = raw  # a long list of links continues on the next line
+        else:
+            kind = None
+            continue
+        for name in _HREF.findall(rest) if kind else ():
+            linked.setdefault(kind, {})[name] = parse_report(path / f"{name}.html")
+    return linked
+
+
+def _report_point(path: Path, report: list[ReportPoint], index: int, label: str) -> ReportPoint:
+    if index >= len(report) or report[index].label != label:
+        found = report[index].label if index < len(report) else "nothing"
+        raise EngineError(f"{path}: run point {index + 1} is {found!r} where {label!r} was due")
+    return report[index]
+
+
+def _report_window(path: Path, point: ReportPoint, first: int, last: int) -> Windowed:
+    rows = point.intervals
+    if len(rows) < last:
+        raise EngineError(f"{path}: {point.label}: {len(rows)} intervals where the flatfile has {last}")
+    window = tuple(r.stats for r in rows[first - 1:last])
+    return Windowed(aggregate_stats(list(window), first, last), window)
+
+
+def _interval_s(parmfile: Path) -> int:
+    seconds = {int(m) for line in read_lines(parmfile) if not line.text.lstrip().startswith("*")
+               for m in _INTERVAL.findall(line.text)}
+    if len(seconds) > 1:
+        raise EngineError(f"{parmfile}: run definitions with different interval= {sorted(seconds)} are not supported")
+    return seconds.pop() if seconds else 1
+
+
+def to_run_result(output: Output, point: Point, host: str, job_names: dict[str, str] | None = None,
+                  job_hosts: dict[str, str] | None = None, hd_hosts: dict[str, str] | None = None,
+                  first_interval: int | None = None) -> RunResult:
+    """The point in IOGate's records: one job per WD report (or the totals when there is one WD).
+
+    `job_names` maps vdbench wd names to IOGate job names (the runner names wds after jobs),
+    `job_hosts` wd names to the lab host running them (default: `host`), `hd_hosts` vdbench
+    hd names to lab hosts (per-host CPU from the host reports of a multi-host run).
+    `first_interval`: judge intervals first_interval..last (the runner's own post-ramp window)
+    rather than the window vdbench's avg row happened to cover (see window.py).
+    errorlog.html entries mark the first job with an errno (EILSEQ for data validation,
+    EIO otherwise; JobResult.error is an errno, as fio's), so no_io_errors fails.
+    """
+    total, reports = point.window_from(first_interval or point.total.first)
+    first, last = total.first, total.last
+    interval_ms = output.interval_s * 1000
+    rows = point.flat.intervals
+    window_rows = rows[first - 1:last]
+    per_job = reports.get("wd") or {point.rd: Windowed(total, tuple(stats(r) for r in window_rows))}
+    jobs = []
+    samples: list[Sample] = []
+    for index, (wd, windowed) in enumerate(sorted(per_job.items())):
+        name = (job_names or {}).get(wd, wd)
+        job_host = (job_hosts or {}).get(wd, host)
+        errors = output_errno(output) if index == 0 else 0
+        jobs.append(_job(name, job_host, windowed.aggregate, output.interval_s, errors))
+        # Interval times from the flatfile: the reports print the time of day only.
+        for row, s in zip(window_rows, windowed.intervals, strict=True):
+            for direction, iops, resp_ms in ((Dir.READ, s.read_iops, s.read_resp_ms),
+                                             (Dir.WRITE, s.write_iops, s.write_resp_ms)):
+                samples.append(Sample(row.t_ms, name, job_host, direction, iops, resp_ms * 1e6))
+    start_ms = rows[first - 2].t_ms if first > 1 else rows[0].t_ms - interval_ms
+    cpu = total.stats
+    busy = {host: (cpu.cpu_user_pct or 0.0) + (cpu.cpu_kernel_pct or 0.0)}
+    host_reports = reports.get("host", {})
+    if len(host_reports) > 1:
+        busy = {(hd_hosts or {}).get(hd, hd): (a.stats.cpu_user_pct or 0.0) + (a.stats.cpu_kernel_pct or 0.0)
+                for hd, a in host_reports.items()}
+    return RunResult(
+        name=point.label,
+        jobs=tuple(jobs),
+        series=Series(tuple(samples), (), interval_ms),
+        start_ms=start_ms,
+        end_ms=rows[last - 1].t_ms,
+        artifacts={"vdbench output": str(output.path), "vdbench histogram": str(output.path / "histogram.html")},
+        cpu_busy_pct=busy,
+    )
+
+
+def output_errno(output: Output) -> int:
+    if not output.errors:
+        return 0
+    validation = any(re.search(r"data validation|corrupt|miscompare", e.text, re.IGNORECASE) for e in output.errors)
+    return errno.EILSEQ if validation else errno.EIO
+
+
+def _job(name: str, host: str, aggregate: Aggregate, interval_s: int, errors: int) -> JobResult:
+    s: Stats = aggregate.stats
+    runtime_ms = aggregate.intervals * interval_s * 1000
+    seconds = runtime_ms / 1000
+
+    def direction(d: Dir, iops: float, resp_ms: float, mb: float | None) -> Direction:
+        ios = round(iops * seconds)
+        share = iops / s.iops if s.iops else 0.0
+        bw = (mb if mb is not None else s.mb_per_s * share) * 1024 * 1024
+        latency = LatencyStats(mean_ns=resp_ms * 1e6, samples=ios)
+        return Direction(d, ios=ios, io_bytes=round(bw * seconds), runtime_ms=runtime_ms if ios else 0, iops=iops,
+                         bw_bytes_per_s=bw, clat=latency, lat=latency)
+
+    return JobResult(
+        name=name,
+        host=host,
+        directions={
+            Dir.READ: direction(Dir.READ, s.read_iops, s.read_resp_ms, s.mb_read_per_s),
+            Dir.WRITE: direction(Dir.WRITE, s.write_iops, s.write_resp_ms, s.mb_write_per_s),
+            Dir.TRIM: Direction(Dir.TRIM),
+        },
+        error=errors,
+        usr_cpu_pct=s.cpu_user_pct or 0.0,
+        sys_cpu_pct=s.cpu_kernel_pct or 0.0,
+    )

@@ -1,0 +1,267 @@
+"""VdbenchEngine: run a plan's jobs with vdbench, parse its output directory into a RunResult.
+
+Same public interface as FioEngine (run_plan(plan, control)). Per plan: the
+guard admits every target by identity first; the ledger journals the output
+directory and the vdbench processes (every JVM, master and slaves, carries the
+parmfile path on its command line through VDBENCH_JVM_OPTS, the marker
+`iogate cleanup` kills by) before they exist. vdbench runs on the jobs' host
+(as fio does; on this machine inside a private loopback-only network namespace,
+so the master's wildcard port 5570 is never open on an outside address); a plan
+spanning hosts runs one master in its own network namespace with hd= per host
+(netns_master.py), or is refused without one.
+
+LoadControl: the measured phase starts where vdbench's averaged window starts
+(see window.py and parmfile.py: after the ramp), read from the flatfile as
+vdbench writes it; a stop request writes `end_vdbench` to the run's monitor
+file, and vdbench ends after the current interval with full reports.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import math
+import re
+import shlex
+import tarfile
+import threading
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+
+from iogate.engines.base import LoadControl
+from iogate.engines.vdbench import errorlog, health, parmfile
+from iogate.engines.vdbench.flatfile import parse_rows
+from iogate.engines.vdbench.locate import vdbench_home
+from iogate.engines.vdbench.netns_master import MasterNet, join_cgroup, private_namespace, rsh_marker
+from iogate.engines.vdbench.outdir import parse_outdir, to_run_result
+from iogate.engines.vdbench.source import Line
+from iogate.engines.workload import RunPlan
+from iogate.errors import EngineError, HostError
+from iogate.hosts.guard import Guard, distinct
+from iogate.hosts.initiator import Initiator
+from iogate.lab import HostConfig
+from iogate.metrics.types import RunResult
+from iogate.resources import marker_pids, release
+from iogate.run import Run
+
+# JVM start, slave connect and report writing take ~5-10 s around the run itself.
+GRACE_S = 120
+REMOTE_ROOT = "/var/tmp/iogate-remote"
+RD_NAME = parmfile.RD_NAME
+
+
+class VdbenchEngine:
+    name = "vdbench"
+
+    def __init__(self, run: Run, initiators: Mapping[str, Initiator], guard: Guard, vdbench_home: str | None = None,
+                 tolerated_warnings: tuple[re.Pattern[str], ...] = (), master: MasterNet | None = None) -> None:
+        """`tolerated_warnings`: vdbench warnings that do not fail the run (see health.py); none by default.
+        `master`: the master namespace for plans spanning hosts (netns_master.py); without it they are refused."""
+        self.run = run
+        self.initiators = initiators
+        self.guard = guard
+        self.configured_home = vdbench_home
+        self.tolerated_warnings = tolerated_warnings
+        self.master = master
+        self._points = 0
+
+    def run_plan(self, plan: RunPlan, control: LoadControl | None = None) -> RunResult:
+        self._points += 1
+        point = f"{self._points:03d}-{plan.name}"
+        if len(plan.hosts) > 1 and self.master is None:
+            raise parmfile.Unsupported(f"run point {plan.name} spans hosts {plan.hosts}: multi-host vdbench needs a "
+                                       "master namespace (hd= over the netns lab)")
+        for target in distinct(job.target for job in plan.jobs):
+            self.guard.check(self._initiator(target.host), target)
+        try:
+            if len(plan.hosts) > 1:
+                return self._run_multi(plan, point, control)
+            return self._run_host(plan, point, self._initiator(plan.hosts[0]), control)
+        finally:
+            if control is not None:
+                control.measuring()  # vdbench ended (or never ran): whatever waits must not hang
+
+    def _initiator(self, host: str) -> Initiator:
+        try:
+            return self.initiators[host]
+        except KeyError:
+            raise HostError(f"no initiator named {host} in this lab") from None
+
+    def _run_host(self, plan: RunPlan, point: str, initiator: Initiator, control: LoadControl | None) -> RunResult:
+        """vdbench on the jobs' one host, as fio runs there."""
+        local_dir = self.run.path("points", point, initiator.name, "parm.vdb").parent
+        work = str(local_dir) if initiator.is_local else f"{REMOTE_ROOT}/{self.run.run_id}/{point}/{initiator.name}"
+        if not initiator.is_local and not self.configured_home:
+            raise EngineError(f"host {initiator.name}: no vdbench home configured for a remote host (the lab's vdbench "
+                              "home names where vdbench is installed there)")
+        home = vdbench_home(self.configured_home) if initiator.is_local else Path(str(self.configured_home))
+        text = parmfile.render(plan.jobs, monitor_file=f"{work}/monitor")
+        cgroups = {job.target.cgroup for job in plan.jobs if job.target.cgroup}
+        if len(cgroups) > 1:
+            raise EngineError(f"host {initiator.name}: jobs of one vdbench run span cgroups {sorted(cgroups)}")
+        join = f"echo $$ > {shlex.quote(cgroups.pop())}/cgroup.procs && " if cgroups else ""
+        if not initiator.is_local:
+            return self._execute(plan, initiator, local_dir, work, text, home, control, prefix=join, jvm_opts="",
+                                 job_hosts={}, hd_hosts={})
+        # On this machine the master's port 5570 (wildcard address) stays inside a private,
+        # loopback-only namespace; master and slaves talk over its lo, the devices are shared.
+        namespace = private_namespace(self.run, point)
+        try:
+            return self._execute(plan, initiator, local_dir, work, text, home, control,
+                                 prefix=f"{join}exec ip netns exec {shlex.quote(namespace.attrs['name'])} ",
+                                 jvm_opts="", job_hosts={}, hd_hosts={})
+        finally:
+            release(self.run.ledger, [namespace])
+
+    def _run_multi(self, plan: RunPlan, point: str, control: LoadControl | None) -> RunResult:
+        """One master in its namespace on this machine, slaves on every host through their rsh daemons."""
+        assert self.master is not None
+        for host in plan.hosts:
+            cgroups = {j.target.cgroup for j in plan.jobs if j.target.host == host and j.target.cgroup}
+            if len(cgroups) > 1:
+                raise EngineError(f"host {host}: jobs of one vdbench slave span cgroups {sorted(cgroups)}")
+            if cgroups:
+                # The rsh daemon forks this host's slaves: in the cgroup, they inherit it (and the
+                # cgroup's remover moves whatever is left in it out before deleting it).
+                join_cgroup(cgroups.pop(), marker_pids(rsh_marker(self.master, host)))
+        controller = Initiator.from_config(HostConfig(name="controller"))
+        local_dir = self.run.path("points", point, "vdbench", "parm.vdb").parent
+        work = str(local_dir)
+        home = vdbench_home(self.configured_home)
+        text = parmfile.render(plan.jobs, monitor_file=f"{work}/monitor", systems=self.master.systems, vdbench_home=str(home))
+        prefix = f"exec ip netns exec {shlex.quote(self.master.namespace)} "
+        return self._execute(plan, controller, local_dir, work, text, home, control, prefix=prefix,
+                             jvm_opts=f"-Djdk.net.hosts.file={self.master.hosts_file} ",
+                             job_hosts={parmfile.wd_name(j): j.target.host for j in plan.jobs},
+                             hd_hosts={parmfile.safe_name(h): h for h in plan.hosts})
+
+    def _execute(self, plan: RunPlan, initiator: Initiator, local_dir: Path, work: str, text: str, home: Path,
+                 control: LoadControl | None, *, prefix: str, jvm_opts: str, job_hosts: dict[str, str],
+                 hd_hosts: dict[str, str]) -> RunResult:
+        jobs = plan.jobs
+        parm, monitor, out = f"{work}/parm.vdb", f"{work}/monitor", f"{work}/out"
+        (local_dir / "parm.vdb").write_text(text)
+        initiator.run("mkdir -p %s", work)
+        if not initiator.is_local:
+            initiator.write_text(parm, text)
+        limit_s = int(plan.duration_s) + GRACE_S
+        verify = " -v" if any(j.workload.verify for j in jobs) else ""
+        # java.io.tmpdir: vdbench's data-validation map files go there, not into /tmp.
+        opts = f"{jvm_opts}-Djava.io.tmpdir={work}/tmp -Diogate.parmfile={parm}"
+        command = (
+            f"cd {shlex.quote(work)} && : > monitor && mkdir -p tmp && {prefix}env VDBENCH_JVM_OPTS={shlex.quote(opts)} "
+            f"timeout --kill-after=10 {limit_s} {shlex.quote(str(home / 'vdbench'))} -f {shlex.quote(parm)} "
+            f"-o {shlex.quote(out)}{verify} > console.txt 2>&1"
+        )
+        journal = [self.run.ledger.intend("process", name=f"vdbench on {initiator.name}", marker=parm, host=initiator.name)]
+        if initiator.is_local:
+            journal.append(self.run.ledger.intend("dir", path=f"{work}/tmp"))
+            journal.append(self.run.ledger.intend("dir", path=out))
+        stop = threading.Event()
+        steer = thread = None
+        if control is not None:
+            ramp_s = max(j.workload.ramp_s for j in jobs)
+            steer = _Steer(initiator, f"{out}/flatfile.html", monitor, ramp_s, control, stop)
+            thread = threading.Thread(target=steer.run, daemon=True)
+            thread.start()
+        try:
+            done = initiator.run_unchecked("sh -c %s", command)
+        finally:
+            stop.set()
+            if thread is not None:
+                thread.join()
+            # vdbench has exited: its processes are gone, and its output directory is the
+            # run's evidence from now on, kept (cleanup removes it only if we die before this).
+            release(self.run.ledger, journal[:2])  # the processes and the map files' tmp dir
+            if len(journal) > 2:
+                self.run.ledger.released(journal[2])
+            if not initiator.is_local:
+                initiator.run_unchecked("rm -rf %s", f"{work}/tmp")
+        console = initiator.run_unchecked("cat %s", f"{work}/console.txt").stdout
+        (local_dir / "console.txt").write_text(console)
+        logfile = initiator.run_unchecked("cat %s", f"{out}/logfile.html").stdout
+        where = f"host {initiator.name} ({parm})"
+        out_dir = Path(out) if initiator.is_local else self._fetch(initiator, out, local_dir / "out")
+        errors = _product_errors(out_dir)
+        if not errors:
+            health.check(where, done.rc, console, logfile, stop_requested=bool(control and control.stop_requested),
+                         tolerated=self.tolerated_warnings)
+        try:
+            output = parse_outdir(out_dir)
+        except EngineError as exc:
+            if errors:  # vdbench stopped on them before finishing its reports
+                raise EngineError(f"{where}: vdbench reported {len(errors)} I/O or data-validation error(s) "
+                                  f"(first: {errors[0].text.strip()[:200]}) and its output is incomplete: {exc}") from exc
+            raise
+        points = [p for p in output.points if p.rd == RD_NAME]
+        if len(points) != 1:
+            raise EngineError(f"{where}: {len(points)} run points named {RD_NAME} in {out_dir}")
+        names = {parmfile.wd_name(j): j.name for j in jobs}
+        if len(jobs) == 1:
+            names[RD_NAME] = jobs[0].name  # one wd: vdbench writes no wd report, the totals are the job
+            job_hosts = {RD_NAME: jobs[0].target.host, **job_hosts}
+        # The intervals after the ramp (parmfile.py: warmup=ramp+1), whatever vdbench's avg covered.
+        ramp_intervals = math.ceil(max(j.workload.ramp_s for j in jobs))
+        result = to_run_result(output, points[0], initiator.name, names, job_hosts, hd_hosts,
+                               first_interval=ramp_intervals + 1)
+        artifacts = dict(result.artifacts)
+        artifacts[f"{initiator.name} vdbench parmfile"] = str(local_dir / "parm.vdb")
+        artifacts[f"{initiator.name} vdbench console"] = str(local_dir / "console.txt")
+        return replace(result, name=plan.name, artifacts=artifacts)
+
+    def _fetch(self, initiator: Initiator, remote_dir: str, local_dir: Path) -> Path:
+        packed = initiator.run("cd %s && tar -czf - . | base64 -w0", remote_dir).stdout
+        local_dir.mkdir(parents=True, exist_ok=True)
+        with tarfile.open(fileobj=io.BytesIO(base64.b64decode(packed)), mode="r:gz") as archive:
+            archive.extractall(local_dir, filter="data")
+        return local_dir
+
+
+def _product_errors(out_dir: Path) -> list[Line]:
+    """errorlog.html's errors: vdbench then exits 157 and says so in its logs, but the failure is
+    the array's (I/O errors, corrupted data), a verdict for no_io_errors, not a tool failure."""
+    try:
+        return errorlog.error_lines(out_dir / "errorlog.html")
+    except EngineError:
+        return []  # no error log at all: vdbench failed before the run; health.check says why
+
+
+class _Steer:
+    """The LoadControl's engine side: report the measurement start, stop on request.
+
+    The averaged window starts with interval W = ceil(warmup) (parmfile.py renders
+    warmup = ramp + 1, so W - 1 = ramp intervals), i.e. at the end of interval W - 1,
+    whose flatfile row carries that moment (`tod`); with no ramp, one interval
+    before the first row.
+    """
+
+    def __init__(self, initiator: Initiator, flatfile: str, monitor: str, ramp_s: float, control: LoadControl,
+                 done: threading.Event) -> None:
+        self.initiator = initiator
+        self.flatfile = flatfile
+        self.monitor = monitor
+        self.row_before_window = math.ceil(ramp_s)  # 0: the window starts with interval 1
+        self.control = control
+        self.done = done
+
+    def run(self) -> None:
+        while not self.done.is_set() and self.control.wait_measuring(0) is None:
+            since_ms = self._window_start_ms()
+            if since_ms is not None:
+                self.control.measuring(since_ms)
+            elif self.done.wait(0.5):
+                return
+        while not self.done.is_set():
+            if self.control.wait_stop(0.2):
+                self.initiator.run_unchecked("echo end_vdbench > %s", self.monitor)
+                return
+
+    def _window_start_ms(self) -> int | None:
+        text = self.initiator.run_unchecked("cat %s 2>/dev/null", self.flatfile).stdout
+        rows = [r for r in parse_rows(text) if r.run == RD_NAME and r.interval.isdigit()]
+        wanted = max(self.row_before_window, 1)
+        row = next((r for r in rows if int(r.interval) == wanted), None)
+        if row is None:
+            return None
+        return row.t_ms if self.row_before_window else row.t_ms - 1000

@@ -1,0 +1,67 @@
+"""Helpers of the fault campaign: inject, time the detection, count what is left behind.
+
+Each fault runs in a workdir of its own; `leftovers(work)` counts, by what the
+kernel says, the loop devices backed by files under it, mounts under it,
+processes whose command line names it, blkio cgroups of its runs and ledger
+entries still open. After each fault (and a self-healing start where the
+controller died) every count must be 0.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from iogate.ledger import Ledger
+from iogate.resources import marker_pids
+
+BLKIO = Path("/sys/fs/cgroup/blkio")
+
+
+@dataclass
+class FaultRow:
+    fault: str
+    error: str
+    detect_s: float
+    went_on: bool
+    leftovers: dict[str, int] = field(default_factory=dict)
+
+
+ROWS: list[FaultRow] = []
+
+
+def leftovers(work: Path) -> dict[str, int]:
+    root = str(work)
+    loops = 0
+    for entry in Path("/sys/block").glob("loop*"):
+        try:
+            loops += (entry / "loop" / "backing_file").read_text().strip().startswith(root)
+        except OSError:
+            continue
+    mounts = sum(1 for line in Path("/proc/mounts").read_text().splitlines() if line.split()[1].startswith(root))
+    runs = [p.parent for p in work.glob("runs/*/ledger.jsonl")]
+    cgroups = sum(1 for run in runs if (BLKIO / f"iogate-{run.name}").exists())
+    open_entries = sum(len(Ledger.load(run / "ledger.jsonl")[0].open_entries()) for run in runs)
+    return {"loops": loops, "mounts": mounts, "processes": len(marker_pids(root)), "cgroups": cgroups, "ledger": open_entries}
+
+
+def detect(action: Callable[[], object], expected: type[BaseException]) -> tuple[str, float]:
+    """Run the faulty step; return the error it raised (it must raise `expected`) and how long it took."""
+    started = time.monotonic()
+    try:
+        action()
+    except expected as exc:
+        return str(exc), time.monotonic() - started
+    raise AssertionError(f"the fault went unnoticed: no {expected.__name__}")
+
+
+def table(rows: list[FaultRow]) -> list[str]:
+    head = f"{'fault':<38} {'detect_s':>8} {'went on':>7}  {'leftovers (loops/mounts/procs/cgroups/ledger)':<46} error"
+    lines = [head, "-" * len(head)]
+    for row in rows:
+        counts = "/".join(str(row.leftovers.get(k, "?")) for k in ("loops", "mounts", "processes", "cgroups", "ledger"))
+        lines.append(f"{row.fault:<38} {row.detect_s:>8.2f} {'yes' if row.went_on else 'NO':>7}  {counts:<46} "
+                     f"{row.error.splitlines()[0][:160]}")
+    return lines

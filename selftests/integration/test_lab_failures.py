@@ -1,0 +1,76 @@
+"""Failures of the lab surface as what they are: a full pool under a prefill, fio's own abort."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from fixtures.volumes import PREFILL
+from iogate.arrays.base import Volume
+from iogate.arrays.local import LocalArray
+from iogate.engines.fio.runner import FioEngine
+from iogate.engines.helper import require_complete
+from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
+from iogate.errors import EngineError
+from iogate.hosts.connectors.base import Connection
+from iogate.hosts.guard import Guard
+from iogate.hosts.initiator import Initiator
+from iogate.lab import DeviceIdentity, Lab
+from iogate.resources import release_all
+from iogate.run import Run
+from selftests.conftest import block_target
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def small_pool(local_lab: Lab, local_run: Run) -> Iterator[LocalArray]:
+    """A 320 MiB pool (XFS's smallest) that thin volumes can over-commit."""
+    options = {**local_lab.array.options, "pool_size": "320MiB"}
+    lab = local_lab.model_copy(update={"array": local_lab.array.model_copy(update={"options": options})})
+    array = LocalArray(lab, local_run)
+    array.setup()
+    yield array
+    array.teardown()
+
+
+def test_prefill_into_full_pool_names_volume_host_errno_and_bytes(local_lab: Lab, local_run: Run, small_pool: LocalArray) -> None:
+    volume, connection, engine = block_target(local_lab, local_run, small_pool, "big", 512 << 20)
+    plan = RunPlan("prefill", (JobSpec(f"prefill-{volume.name}", PREFILL, connection),))
+    with pytest.raises(EngineError, match=r"prefill prefill failed: volume big on host localhost: errno (28|5) \(E(NOSPC|IO)") as caught:
+        require_complete(plan, engine.run_plan(plan), "prefill")
+    done = int(str(caught.value).split(" after ")[1].split(" bytes")[0])
+    assert 0 < done < 512 << 20  # it wrote until the pool was full, not the whole volume
+
+
+class _Blind(Guard):
+    """A guard that admits everything: what fio alone would do with a bad device."""
+
+    def check(self, initiator: Initiator, connection: Connection) -> None:
+        return None
+
+
+def test_fio_abort_on_mounted_device_is_an_engine_error(local_lab: Lab, tmp_path: Path) -> None:
+    image, mnt = tmp_path / "m.img", tmp_path / "mnt"
+    with image.open("wb") as handle:
+        handle.truncate(32 << 20)
+    mnt.mkdir()
+    device = subprocess.run(["losetup", "--find", "--show", str(image)], capture_output=True, text=True, check=True).stdout.strip()
+    run = Run.start(tmp_path / "work", "abort")
+    try:
+        subprocess.run(["mkfs.ext4", "-q", "-F", device], check=True)
+        subprocess.run(["mount", device, str(mnt)], check=True)
+        initiator = Initiator.from_config(local_lab.hosts[0])
+        engine = FioEngine(run, {initiator.name: initiator}, _Blind())
+        volume = Volume("m", 32 << 20, DeviceIdentity(backing_file=str(image)), {})
+        target = Connection("block", initiator.name, volume, device, device)
+        workload = WorkloadSpec("w", read_pct=0, runtime_s=1)
+        with pytest.raises(EngineError, match="fio aborted.*appears mounted.*Aborting"):
+            engine.run_plan(RunPlan("p", (JobSpec("w", workload, target),)))
+    finally:
+        subprocess.run(["umount", str(mnt)], check=False)
+        subprocess.run(["losetup", "-d", device], check=False)
+        release_all(run.ledger)
