@@ -14,21 +14,21 @@ therefore goes through a grid of the intervals a job *should* have logged:
   grid starts at the latest time on the job's phase not after the span's start
   nor after its first line's interval began (the report time is late by the
   time fio took to write it; job_runtime is exact), and holds
-  floor(job_runtime / interval) intervals: fio's partial last one is not
+  floor(job_runtime / interval) intervals. fio's partial last interval is not
   expected, nor its last whole one unless logged (fio writes it only when its
-  timer beats the job's end). A time filter (Series.where) then keeps intervals ending in
-  (start, end].
+  timer beats the job's end). A time filter (Series.where) then keeps the
+  intervals ending in (start, end].
 * A line counts for the grid interval it overlaps most (its stamp rounded to
   the nearest grid end). An interval with no line is 0 IOPS with an unknown
-  (None) latency. Two lines in one interval (fio's partial interval at exit,
-  or lines after a stall) add their I/Os, each weighted by the time it covers
-  since the previous line, so I/Os are not counted twice.
+  (None) latency. A second line in the same interval (after a stall) adds the
+  I/Os of the time since the first, so nothing is counted twice.
 * Jobs are then merged *by time*, not by a shared index: each job interval
   gives every interval of the reference grid (the earliest job's) its share of
   I/Os in proportion to their overlap (phases within a tenth of an interval
-  are timer jitter and merge interval for interval). Two hosts 500 ms apart doing 1000 IOPS
-  each total 2000 every second, not 1000 and 3000 in turn. Reference intervals
-  that the jobs' grids do not cover in full (the ragged ends) are left out.
+  are timer jitter and merge interval for interval). Two hosts 500 ms apart
+  doing 1000 IOPS each total 2000 every second, not 1000 and 3000 in turn.
+  Reference intervals that the jobs' grids do not cover in full (the ragged
+  ends) are left out.
 
 >>> grids = job_grids(series)            # one JobGrid per (host, job, clone, direction)
 >>> merged_totals(series)                # [(t_ms, IOPS, latency ns | None), ...]

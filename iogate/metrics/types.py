@@ -90,9 +90,10 @@ class Sample:
 class JobSpan:
     """The measured phase of one job (every clone) on the epoch clock: the span its grid covers.
 
-    From the fio json (report timestamp minus job_runtime) or, for a Series built
-    without spans, the whole series. The grid's phase comes from the job's own
-    log lines (see iogate.metrics.grid).
+    From the fio json: start = report timestamp minus job_runtime, an upper
+    bound of the true start (fio writes its report a little after the jobs
+    end); end - start = job_runtime, exact. The grid finds the true start on
+    the phase of the job's own log lines (see iogate.metrics.grid).
     """
 
     host: str
