@@ -28,6 +28,7 @@ import pytest
 from criteria import latency_delta, no_io_errors, throughput_impact
 from fixtures.events import verify_region
 from iogate.arrays.local import LocalArray
+from iogate.engines.base import LoadControl
 from iogate.engines.fio.runner import FioEngine
 from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
 from iogate.events import Event, EventRun, EventSchedule
@@ -44,7 +45,9 @@ DEGRADED_CAP = QoS(read_iops=400)
 # Bounds a healthy array meets with room to spare on an exact QoS cap, and a halving breaks.
 MAX_DROP_PCT = 20.0
 MAX_RISE_PCT = 30.0
-RAMP_S, RUNTIME_S, ON_S, OFF_S = 1.0, 9.0, 3.0, 6.0
+# Actions half-way through fio's seconds (offsets count from its measurement start): the second in which
+# a cap changes straddles the window edge and belongs to neither window.
+RAMP_S, RUNTIME_S, ON_S, OFF_S = 1.0, 9.0, 3.5, 6.5
 
 
 @pytest.fixture
@@ -60,7 +63,11 @@ def run_with_degrade(array: LocalArray, engine: FioEngine, connection: Connectio
         Event("degrade", at_s=ON_S, volume=volume, qos=cap, tag="on"),
         Event("degrade", at_s=OFF_S, volume=volume, qos=BASELINE_CAP, tag="off"),
     ], ramp_s=RAMP_S, driver_name="local")
-    result, timeline = schedule.run_beside(lambda: engine.run_plan(RunPlan("truth", (JobSpec("load", workload, connection),))))
+    # Offsets count from fio's own measurement start (LoadControl), not from this call: on a loaded
+    # machine fio may start measuring a second or more late, and the baseline would shrink below two intervals.
+    control = LoadControl()
+    plan = RunPlan("truth", (JobSpec("load", workload, connection),))
+    result, timeline = schedule.run_beside(lambda: engine.run_plan(plan, control), control)
     return EventRun(result, timeline)
 
 
