@@ -5,16 +5,23 @@ exact IOPS, bandwidth and merged json+ histograms) or a WindowStats (per-second
 logs cut to a window of the epoch clock). Directions: "read", "write", "trim",
 "all" (every direction together) or, where a criterion allows it, "each"
 (every direction that did I/O, judged separately).
+
+No data is never a pass: a statistic over nothing (no latency samples, no
+histogram bins, no intervals) raises NoData naming the missing input, and
+every criterion turns NoData into a FAIL verdict quoting it (`no_data`).
 """
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Literal
 
 from iogate.metrics.histogram import Histogram
+from iogate.metrics.nodata import NoData
 from iogate.metrics.types import Dir, RunResult
 from iogate.metrics.windows import WindowStats
+from iogate.verdict import Verdict
 
 Source = RunResult | WindowStats
 DirectionName = Literal["read", "write", "trim", "all"]
@@ -41,9 +48,30 @@ def window_name(source: Source) -> str:
     return source.name if isinstance(source, WindowStats) else "measure"
 
 
+def _where(source: Source, direction: str) -> str:
+    return f"window {source.name} ({direction})" if isinstance(source, WindowStats) else f"run {source.name} ({direction})"
+
+
+def no_data(name: str, bound: float, unit: str, window: str, missing: NoData | str) -> Verdict:
+    """The FAIL verdict of a criterion that had nothing to judge; the detail says what was missing."""
+    return Verdict(name, False, float("nan"), bound, unit, window, detail=f"no data: {missing}")
+
+
+def known(value: float | None, what: str) -> float:
+    """value, or NoData naming `what` when it is missing or NaN (a NaN compares False and would pass a bound)."""
+    if value is None or math.isnan(value):
+        raise NoData(f"{what} is missing")
+    return value
+
+
+def stalls_of(source: Source) -> list[str]:
+    """VMs that did 0 IOPS in some interval of a window ([] for a whole run: fio's totals judge that)."""
+    return source.stalls() if isinstance(source, WindowStats) else []
+
+
 def active_directions(source: Source) -> list[str]:
     if isinstance(source, WindowStats):
-        return [d.value for d, stats in source.directions.items() if stats.intervals and stats.iops > 0]
+        return [d.value for d, stats in source.directions.items() if stats.intervals and any(stats.iops_per_interval)]
     return [d.value for d in Dir if any(j.directions.get(d) and j.directions[d].active for j in source.jobs)]
 
 
@@ -58,9 +86,13 @@ def _run_dirs(run: RunResult, direction: str) -> list[Dir]:
 
 
 def iops_of(source: Source, direction: str = "all") -> float:
+    """Mean IOPS of a window (silent intervals count 0) or fio's total IOPS of a run; NoData when absent."""
     if isinstance(source, WindowStats):
         return source.of(direction).iops
-    return sum(source.total(d).iops for d in _run_dirs(source, direction))
+    dirs = _run_dirs(source, direction)
+    if not dirs:
+        raise NoData(f"no {direction} direction in {_where(source, direction)}")
+    return sum(source.total(d).iops for d in dirs)
 
 
 def bytes_per_s_of(source: Source, direction: str = "all") -> float | None:
@@ -68,26 +100,39 @@ def bytes_per_s_of(source: Source, direction: str = "all") -> float | None:
     if isinstance(source, WindowStats):
         size = source.block_size_bytes
         return source.of(direction).iops * size if size else None
-    return sum(source.total(d).bw_bytes_per_s for d in _run_dirs(source, direction))
+    dirs = _run_dirs(source, direction)
+    if not dirs:
+        raise NoData(f"no {direction} direction in {_where(source, direction)}")
+    return sum(source.total(d).bw_bytes_per_s for d in dirs)
 
 
 def latency_ns_of(source: Source, stat: str, direction: str = "all") -> float:
-    """Mean or pXX completion latency in ns; percentiles from merged fio bins."""
+    """Mean or pXX completion latency in ns; percentiles from merged fio bins.
+
+    Raises NoData ("no latency samples in window event (write)") when there is
+    nothing to take it from: never a 0 ns that passes a bound.
+    """
     pct = parse_stat(stat)
     if isinstance(source, WindowStats):
         part = source.of(direction)
-        return part.latency_mean_ns if pct is None else part.percentile_ns(pct)
+        value = part.latency_mean_ns if pct is None else part.percentile_ns(pct)
+        return known(value, f"{stat} latency in {_where(source, direction)}")
     totals = [source.total(d) for d in _run_dirs(source, direction)]
+    ios = sum(t.clat.samples for t in totals)
+    if not ios:
+        raise NoData(f"no latency samples in {_where(source, direction)}")
     if pct is None:
-        ios = sum(t.clat.samples for t in totals)
-        return sum(t.clat.mean_ns * t.clat.samples for t in totals) / ios if ios else 0.0
-    return Histogram.merged(Histogram.from_json_bins(t.clat.bins) for t in totals).percentile_ns(pct)
+        return sum(t.clat.mean_ns * t.clat.samples for t in totals) / ios
+    merged = Histogram.merged(Histogram.from_json_bins(t.clat.bins) for t in totals)
+    if not merged.total:
+        raise NoData(f"no latency histogram bins in {_where(source, direction)} ({ios} I/Os without json+ bins)")
+    return known(merged.percentile_ns(pct), f"{stat} latency in {_where(source, direction)}")
 
 
 def metric_of(source: Source, metric: str, direction: str = "all") -> float | None:
     """"iops" or "mb_per_s" (decimal MB/s, as reports quote bandwidth)."""
     if metric == "iops":
-        return iops_of(source, direction)
+        return known(iops_of(source, direction), f"IOPS in {_where(source, direction)}")
     if metric == "mb_per_s":
         value = bytes_per_s_of(source, direction)
         return None if value is None else value / 1e6

@@ -3,16 +3,19 @@
 Over the sweep's measured points (no interpolation: a figure quoted must have
 been measured), take every point whose latency statistic is <= L and report
 the highest IOPS among them. Pass when it is >= min_iops. A sweep where no
-point meets L fails with 0 IOPS.
+point meets L fails with 0 IOPS. A sweep with no points, or with a point whose
+IOPS or latency is missing (NaN), fails naming the point: a gap in the curve
+could hide the point that breaks the bound.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from pydantic import Field, field_validator
 
-from criteria.common import NS_PER_MS, parse_stat
+from criteria.common import NS_PER_MS, no_data, parse_stat
 from criteria.params import CriterionParams, LatencyNs
 from criteria.points import SweepPoint
 from iogate.verdict import Verdict
@@ -33,6 +36,12 @@ class Params(CriterionParams):
 
 
 def evaluate(points: Sequence[SweepPoint], *, max_latency_ns: float, min_iops: float, stat: str = "mean") -> Verdict:
+    if not points:
+        return no_data(NAME, min_iops, "IOPS", "sweep of 0 points", "no sweep points")
+    for point in points:
+        if point.missing or math.isnan(point.iops) or math.isnan(point.latency_ns(stat)):
+            return no_data(NAME, min_iops, "IOPS", f"sweep of {len(points)} points",
+                           f"point {point.label}: {point.missing or f'IOPS or {stat} latency is NaN'}")
     rows = [{"point": p.label, "iops": p.iops, "latency_ms": p.latency_ns(stat) / NS_PER_MS,
              "within_latency": p.latency_ns(stat) <= max_latency_ns} for p in points]
     eligible = [r for r in rows if r["within_latency"]]

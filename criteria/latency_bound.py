@@ -2,15 +2,17 @@
 
 Percentiles come from fio's histogram bins merged over every job and host
 (never from averaging per-job percentiles). direction "each" judges every
-direction that did I/O on its own and reports the worst.
+direction that did I/O on its own and reports the worst. No latency data
+(no samples or bins for a direction that did I/O) is a FAIL naming what was missing.
 """
 
 from __future__ import annotations
 
 from pydantic import Field, field_validator
 
-from criteria.common import NS_PER_MS, DirectionOrEach, Source, expand_directions, latency_ns_of, parse_stat, window_name
+from criteria.common import NS_PER_MS, DirectionOrEach, Source, expand_directions, latency_ns_of, no_data, parse_stat, window_name
 from criteria.params import CriterionParams, LatencyNs
+from iogate.metrics.nodata import NoData
 from iogate.verdict import Verdict
 
 NAME = "latency_bound"
@@ -29,11 +31,14 @@ class Params(CriterionParams):
 
 
 def evaluate(source: Source, *, max_latency_ns: float, stat: str = "p99", direction: str = "each") -> Verdict:
-    rows = []
-    for name in expand_directions(source, direction):
-        value_ns = latency_ns_of(source, stat, name)
-        rows.append({"direction": name, "stat": stat, "latency_ms": value_ns / NS_PER_MS, "passed": value_ns <= max_latency_ns})
     bound_ms = max_latency_ns / NS_PER_MS
+    rows = []
+    try:
+        for name in expand_directions(source, direction):
+            value_ns = latency_ns_of(source, stat, name)
+            rows.append({"direction": name, "stat": stat, "latency_ms": value_ns / NS_PER_MS, "passed": value_ns <= max_latency_ns})
+    except NoData as missing:
+        return no_data(NAME, bound_ms, "ms", window_name(source), missing)
     if not rows:
         return Verdict(NAME, False, float("nan"), bound_ms, "ms", window_name(source), detail="no I/O measured")
     worst = max(rows, key=lambda r: r["latency_ms"])

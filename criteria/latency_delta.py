@@ -3,6 +3,8 @@
 Both windows come from the same run (iogate.metrics.windows.event_windows), so
 the only thing that changed is the event (dedupe, snapshot, mirror). Each
 statistic in `stats` (mean, p99 ...) is judged; the worst rise is reported.
+A window without latency samples (an event that stalled the load) fails,
+naming the window and statistic that had none.
 """
 
 from __future__ import annotations
@@ -11,8 +13,9 @@ from collections.abc import Sequence
 
 from pydantic import field_validator
 
-from criteria.common import NS_PER_MS, DirectionName, Source, latency_ns_of, parse_stat, pct_change, window_name
+from criteria.common import NS_PER_MS, DirectionName, Source, latency_ns_of, no_data, parse_stat, pct_change, window_name
 from criteria.params import CriterionParams
+from iogate.metrics.nodata import NoData
 from iogate.verdict import Verdict
 
 NAME = "latency_delta"
@@ -36,8 +39,11 @@ def evaluate(baseline: Source, event: Source, *, max_rise_pct: float, stats: Seq
     window = f"{window_name(event)} vs {window_name(baseline)}"
     rows = []
     for stat in stats:
-        before_ns = latency_ns_of(baseline, stat, direction)
-        during_ns = latency_ns_of(event, stat, direction)
+        try:
+            before_ns = latency_ns_of(baseline, stat, direction)
+            during_ns = latency_ns_of(event, stat, direction)
+        except NoData as missing:
+            return no_data(NAME, max_rise_pct, "%", window, missing)
         if before_ns <= 0 or during_ns <= 0:
             empty = window_name(baseline) if before_ns <= 0 else window_name(event)
             return Verdict(NAME, False, float("nan"), max_rise_pct, "%", window, detail=f"no {stat} latency in window {empty}")

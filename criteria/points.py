@@ -1,16 +1,19 @@
 """SweepPoint: one load level of a sweep (threads, VMs, queue depth) as plain numbers.
 
 Sweep criteria (iops_at_latency, knee) take a list of these in load order.
+A point whose figures could not be measured (no latency samples, no bins)
+keeps NaN there and says what was missing in `missing`; criteria fail on it.
 
 >>> SweepPoint.from_run(run, label="qd=8")
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from criteria.common import Source, iops_of, latency_ns_of, parse_stat
+from iogate.metrics.nodata import NoData
 
 
 @dataclass(frozen=True)
@@ -19,6 +22,7 @@ class SweepPoint:
     iops: float
     latency_mean_ns: float
     latency_pct_ns: Mapping[float, float] = field(default_factory=dict)  # percentile -> ns
+    missing: str = ""  # what could not be measured (NoData's message); "" when complete
 
     def latency_ns(self, stat: str) -> float:
         pct = parse_stat(stat)
@@ -30,8 +34,19 @@ class SweepPoint:
 
     @classmethod
     def from_source(cls, source: Source, label: str, pcts: Iterable[float] = (50.0, 99.0, 99.9), direction: str = "all") -> SweepPoint:
-        """From a RunResult (one sweep point run) or a WindowStats."""
-        return cls(label, iops_of(source, direction), latency_ns_of(source, "mean", direction),
-                   {p: latency_ns_of(source, f"p{p:g}", direction) for p in pcts})
+        """From a RunResult (one sweep point run) or a WindowStats; a missing figure is NaN, named in `missing`."""
+        gaps: list[str] = []
+
+        def measured(read: Callable[[], float]) -> float:
+            try:
+                return read()
+            except NoData as missing:
+                gaps.append(str(missing))
+                return float("nan")
+
+        iops = measured(lambda: iops_of(source, direction))
+        mean = measured(lambda: latency_ns_of(source, "mean", direction))
+        pct = {p: measured(lambda p=p: latency_ns_of(source, f"p{p:g}", direction)) for p in pcts}
+        return cls(label, iops, mean, pct, "; ".join(dict.fromkeys(gaps)))
 
     from_run = from_source

@@ -7,16 +7,19 @@ figure, one of them being the baseline. Modes:
   not_below   relative >= 100 - X     (higher is better: IOPS, MB/s)
   not_above   relative <= 100 + X     (lower is better: latency, CPU per IO)
 measured = the worst deviation from 100 in percentage points (a shortfall for
-not_below, an excess for not_above).
+not_below, an excess for not_above). A value that is NaN (not measured)
+fails the check naming it; it never compares its way to a pass.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Literal
 
 from pydantic import Field
 
+from criteria.common import no_data
 from criteria.params import CriterionParams
 from iogate.verdict import Verdict
 
@@ -50,6 +53,9 @@ def evaluate(values: Mapping[str, float], baseline: str, *, tolerance_pct: float
     window = f"vs {baseline}"
     if baseline not in values:
         raise ValueError(f"baseline {baseline!r} not among the measured values {sorted(values)}")
+    unmeasured = sorted(name for name, value in values.items() if value is None or math.isnan(value))
+    if unmeasured:
+        return no_data(NAME, tolerance_pct, "% points", window, f"{metric} not measured for {', '.join(unmeasured)}")
     base = values[baseline]
     if base <= 0:
         return Verdict(NAME, False, float("nan"), tolerance_pct, "% points", window, detail=f"baseline {baseline} {metric} is {base:g}")

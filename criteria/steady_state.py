@@ -9,15 +9,19 @@ tracking variable (e.g. 4 KiB random write IOPS of each round):
             round (|slope| x (window_rounds - 1), the spec's "slope excursion").
 The first window that meets both (ending at round r, counted from 1) is the
 steady-state window; pass when r <= max_rounds (the spec's 25). Rounds after
-max_rounds are ignored: steady state reached too late is a failure.
+max_rounds are ignored: steady state reached too late is a failure. A round
+that is NaN (not measured) fails the check, naming the round: rounds come
+from the expected interval grid, where a silent interval is 0, not absent.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from pydantic import Field
 
+from criteria.common import no_data
 from criteria.params import CriterionParams
 from iogate.verdict import Verdict
 
@@ -51,6 +55,9 @@ def check_window(values: Sequence[float], max_range_pct: float, max_slope_pct: f
 def evaluate(rounds: Sequence[float], *, window_rounds: int = 5, max_range_pct: float = 20.0, max_slope_pct: float = 10.0,
              max_rounds: int = 25) -> Verdict:
     considered = list(rounds[:max_rounds])
+    unmeasured = [str(n) for n, value in enumerate(considered, 1) if value is None or math.isnan(value)]
+    if unmeasured:
+        return no_data(NAME, max_rounds, "rounds", f"rounds 1-{len(considered)}", f"round(s) {', '.join(unmeasured)} not measured")
     rows = []
     for end in range(window_rounds, len(considered) + 1):
         window = considered[end - window_rounds:end]

@@ -7,17 +7,23 @@ target in at least `min_fraction` of the intervals in the window. The verdict
 passes when every VM holds; its detail names the VMs that missed.
 
 Targets are keyed by job name (every host's job of that name has that target)
-or by "host/job" (one VM). A targeted VM without samples in the window missed
-in every interval: a silent VM is not a passing VM.
+or by "host/job" (one VM). Intervals are each VM's expected grid
+(iogate.metrics.grid): an interval in which fio logged nothing is 0 IOPS, so
+a VM that stalled misses there; the detail names the missed intervals
+(numbered from 1 in the window). A targeted VM with no interval at all missed
+everything: a silent VM is not a passing VM.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 from pydantic import Field
 
+from criteria.common import no_data
 from criteria.params import CriterionParams
+from iogate.metrics import grid
 from iogate.metrics.types import Series
 from iogate.metrics.windows import Window
 from iogate.verdict import Verdict
@@ -34,36 +40,54 @@ def _target_for(targets: Mapping[str, float], host: str, job: str) -> float | No
     return targets.get(f"{host}/{job}", targets.get(job))
 
 
+def _ranges(numbers: list[int]) -> str:
+    """[3, 4, 5, 9] -> "3-5, 9"."""
+    parts: list[list[int]] = []
+    for n in numbers:
+        if parts and n == parts[-1][-1] + 1:
+            parts[-1].append(n)
+        else:
+            parts.append([n])
+    return ", ".join(f"{p[0]}-{p[-1]}" if len(p) > 1 else f"{p[0]}" for p in parts)
+
+
 def evaluate(series: Series, targets: Mapping[str, float], *, tolerance: float = 0.1, min_fraction: float = 0.9,
              window: Window | None = None) -> Verdict:
-    samples = [s for s in series.samples if window is None or window.holds(s.t_ms, series.interval_ms)]
-    vms = sorted({(s.host, s.job) for s in samples if _target_for(targets, s.host, s.job) is not None})
+    window_label = window.name if window else "measure"
+    bound_pct = 100.0 * min_fraction
+    bad = sorted(k for k, v in targets.items() if v is None or math.isnan(v) or v <= 0)
+    if bad:
+        return no_data(NAME, bound_pct, "% intervals", window_label, f"IOPS target missing or not positive for {', '.join(bad)}")
+    per_vm = {
+        vm: [row for row in rows if window is None or window.holds(row[0], series.interval_ms)]
+        for vm, rows in grid.per_vm(series).items()
+        if _target_for(targets, *vm) is not None
+    }
+    vms = sorted(vm for vm, rows in per_vm.items() if rows)
     seen_keys = {f"{h}/{j}" for h, j in vms} | {j for _, j in vms}
     rows = []
     for host, job in vms:
         target = _target_for(targets, host, job) or 0.0
         floor = (1 - tolerance) * target
-        per_interval = Series(tuple(s for s in samples if s.host == host and s.job == job), (), series.interval_ms).totals()
-        held = sum(1 for _, iops, _ in per_interval if iops >= floor)
-        rows.append({"vm": f"{host}/{job}", "target_iops": target, "floor_iops": floor, "intervals": len(per_interval), "held": held,
-                     "min_iops": min(iops for _, iops, _ in per_interval),
-                     "mean_iops": sum(iops for _, iops, _ in per_interval) / len(per_interval)})
+        per_interval = [iops for _, iops, _ in per_vm[(host, job)]]
+        missed_at = [n for n, iops in enumerate(per_interval, 1) if iops < floor]
+        rows.append({"vm": f"{host}/{job}", "target_iops": target, "floor_iops": floor, "intervals": len(per_interval),
+                     "held": len(per_interval) - len(missed_at), "missed_intervals": _ranges(missed_at),
+                     "min_iops": min(per_interval), "mean_iops": sum(per_interval) / len(per_interval)})
     for key in sorted(set(targets) - seen_keys):
         rows.append({"vm": key, "target_iops": targets[key], "floor_iops": (1 - tolerance) * targets[key], "intervals": 0, "held": 0,
-                     "min_iops": 0.0, "mean_iops": 0.0})
+                     "missed_intervals": "all (no intervals)", "min_iops": 0.0, "mean_iops": 0.0})
     for row in rows:
         row["held_pct"] = 100.0 * row["held"] / row["intervals"] if row["intervals"] else 0.0
         row["passed"] = row["intervals"] > 0 and row["held"] >= min_fraction * row["intervals"]
     missed = [r for r in rows if not r["passed"]]
-    window_label = window.name if window else "measure"
-    bound_pct = 100.0 * min_fraction
     if not rows:
-        return Verdict(NAME, False, float("nan"), bound_pct, "% intervals", window_label, detail="no IOPS targets given")
+        return no_data(NAME, bound_pct, "% intervals", window_label, "no IOPS targets given")
     worst = min(rows, key=lambda r: r["held_pct"])
     detail = f"{len(rows) - len(missed)}/{len(rows)} VMs held target -{tolerance:.0%} in >= {min_fraction:.0%} of intervals"
     if missed:
-        shown = ", ".join(f"{r['vm']} ({r['held']}/{r['intervals']} intervals, min {r['min_iops']:.0f} of {r['target_iops']:g} IOPS)"
-                          for r in missed[:10])
+        shown = ", ".join(f"{r['vm']} ({r['held']}/{r['intervals']} intervals, min {r['min_iops']:.0f} of {r['target_iops']:g} IOPS, "
+                          f"missed intervals {r['missed_intervals']})" for r in missed[:10])
         more = f" and {len(missed) - 10} more" if len(missed) > 10 else ""
         detail += f"; missed: {shown}{more}"
     return Verdict(

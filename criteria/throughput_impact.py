@@ -2,15 +2,19 @@
 
 "Snapshot: no impact on reads; synchronous mirror: 50 % on frontend write" is
 this criterion with max_drop_pct 5 and 50. Baseline and event are windows of
-one run or two whole runs (with and without the data service).
+one run or two whole runs (with and without the data service). Windows count
+every expected interval (a silent one is 0 IOPS), and a VM that did 0 IOPS in
+an interval of either window fails the check: a stall under load is a product
+failure whatever the mean says.
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-from criteria.common import DirectionName, Source, metric_of, pct_change, window_name
+from criteria.common import DirectionName, Source, metric_of, no_data, pct_change, stalls_of, window_name
 from criteria.params import CriterionParams
+from iogate.metrics.nodata import NoData
 from iogate.verdict import Verdict
 
 NAME = "throughput_impact"
@@ -24,11 +28,19 @@ class Params(CriterionParams):
 
 def evaluate(baseline: Source, event: Source, *, max_drop_pct: float, metric: str = "iops", direction: str = "all") -> Verdict:
     window = f"{window_name(event)} vs {window_name(baseline)}"
-    before = metric_of(baseline, metric, direction)
-    during = metric_of(event, metric, direction)
-    if not before or during is None:
-        return Verdict(NAME, False, float("nan"), max_drop_pct, "%", window, detail=f"no {metric} measured in the baseline or event window")
+    try:
+        before = metric_of(baseline, metric, direction)
+        during = metric_of(event, metric, direction)
+    except NoData as missing:
+        return no_data(NAME, max_drop_pct, "%", window, missing)
+    if before is None or during is None:
+        return no_data(NAME, max_drop_pct, "%", window, f"{metric} unknown in the baseline or event window (block size not recorded)")
+    if not before:
+        return no_data(NAME, max_drop_pct, "%", window, f"0 {metric} in window {window_name(baseline)}: nothing to compare with")
     drop = -pct_change(during, before)
+    stalls = stalls_of(event) + stalls_of(baseline)
     evidence = ({"window": window_name(baseline), metric: before}, {"window": window_name(event), metric: during})
-    return Verdict(NAME, drop <= max_drop_pct, drop, max_drop_pct, "%", window, evidence=evidence,
-                   detail=f"{direction} {metric} {before:.6g} -> {during:.6g} (drop {drop:.1f} %)")
+    detail = f"{direction} {metric} {before:.6g} -> {during:.6g} (drop {drop:.1f} %)"
+    if stalls:
+        detail += "; stalled: " + "; ".join(stalls)
+    return Verdict(NAME, drop <= max_drop_pct and not stalls, drop, max_drop_pct, "%", window, evidence=evidence, detail=detail)

@@ -1,15 +1,18 @@
 """throughput_min: the run (or a window) delivers at least N IOPS or MB/s.
 
 "The array sustains >= 500 IOPS of 4 KiB random 70/30": measured over the
-whole measured run from fio's totals, or over a window from per-second logs.
+whole measured run from fio's totals, or over a window from per-second logs
+(every expected interval counted, a silent one as 0). In a window, a VM that
+did 0 IOPS in an interval fails the check (a stall under load).
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-from criteria.common import DirectionName, Source, metric_of, window_name
+from criteria.common import DirectionName, Source, metric_of, no_data, stalls_of, window_name
 from criteria.params import CriterionParams
+from iogate.metrics.nodata import NoData
 from iogate.verdict import Verdict
 
 NAME = "throughput_min"
@@ -23,11 +26,13 @@ class Params(CriterionParams):
 
 
 def evaluate(source: Source, *, minimum: float, metric: str = "iops", direction: str = "all") -> Verdict:
-    value = metric_of(source, metric, direction)
+    try:
+        value = metric_of(source, metric, direction)
+    except NoData as missing:
+        return no_data(NAME, minimum, UNITS[metric], window_name(source), missing)
     if value is None:
         return Verdict(NAME, False, float("nan"), minimum, UNITS[metric], window_name(source),
                        detail=f"{metric} unknown in this window (block size not recorded)")
-    return Verdict(
-        NAME, value >= minimum, value, minimum, UNITS[metric], window_name(source),
-        detail=f"{direction} {UNITS[metric]} must be >= {minimum:g}",
-    )
+    stalls = stalls_of(source)
+    detail = f"{direction} {UNITS[metric]} must be >= {minimum:g}" + ("; stalled: " + "; ".join(stalls) if stalls else "")
+    return Verdict(NAME, value >= minimum and not stalls, value, minimum, UNITS[metric], window_name(source), detail=detail)

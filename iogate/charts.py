@@ -16,6 +16,7 @@ global figure registry to leak, safe to call from worker threads.
 from __future__ import annotations
 
 import io
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -60,6 +61,9 @@ def _png(figure: Figure) -> bytes:
 def timeline_png(series: Series, events: Sequence[EventSpan] = (), *, start_ms: int | None = None, title: str = "") -> bytes:
     """IOPS (top) and mean completion latency (bottom) per interval and direction.
 
+    Intervals are every job's expected grid merged by time (Series.totals): a
+    second in which fio logged nothing plots as 0 IOPS, its latency as a gap.
+
     `start_ms` is the measurement start (RunResult.start_ms); by default the start
     of the first interval. Event spans outside the plotted range are clipped.
     """
@@ -68,7 +72,7 @@ def timeline_png(series: Series, events: Sequence[EventSpan] = (), *, start_ms: 
     if start_ms is None:
         first_end_ms = min((rows[0][0] for rows in per_direction.values()), default=0)
         start_ms = first_end_ms - series.interval_ms
-    max_latency_ns = max((lat for rows in per_direction.values() for _, _, lat in rows), default=0.0)
+    max_latency_ns = max((lat for rows in per_direction.values() for _, _, lat in rows if lat is not None), default=0.0)
     scale = LatencyScale.for_max_ns(max_latency_ns)
 
     figure = Figure(figsize=(10, 6), dpi=_DPI, layout="constrained")
@@ -77,7 +81,9 @@ def timeline_png(series: Series, events: Sequence[EventSpan] = (), *, start_ms: 
         seconds = [(t_ms - start_ms) / 1000.0 for t_ms, _, _ in rows]
         colour = _DIRECTION_COLOURS[direction]
         iops_axes.plot(seconds, [iops for _, iops, _ in rows], color=colour, linewidth=1.2, label=f"{direction} IOPS")
-        latency_axes.plot(seconds, [lat / scale.ns_per_unit for _, _, lat in rows], color=colour, linewidth=1.2,
+        # An interval without a known latency is a gap in the line, never a dip to 0.
+        latency = [math.nan if lat is None else lat / scale.ns_per_unit for _, _, lat in rows]
+        latency_axes.plot(seconds, latency, color=colour, linewidth=1.2,
                           label=f"{direction} mean latency")
 
     for index, (label, event_start_ms, event_end_ms) in enumerate(events):

@@ -382,7 +382,13 @@ MIN_WINDOW_INTERVALS = 2
 
 
 class WindowTooShort(EventError):
-    """A window holds too few whole intervals to judge: the run's timing, not the array, is at fault."""
+    """The run itself did not cover a window: it holds too few *expected* intervals to judge.
+
+    Only the run's timing is at fault here. Intervals are counted on the jobs'
+    expected grid, whether or not fio logged a line for them: a load that
+    stalled inside the window is 0 IOPS there, a product FAIL of the window's
+    checks (throughput_impact names the stalled VMs), never this error.
+    """
 
 
 @dataclass(frozen=True)
@@ -394,11 +400,14 @@ class EventRun:
 
     def series(self, jobs: Sequence[str] | None = None) -> Series:
         """The per-second series of the measured jobs (None = every job)."""
+        series = self.result.series
         if jobs is None:
-            return self.result.series
-        samples = tuple(s for s in self.result.series.samples if s.job in jobs)
-        hist = tuple(h for h in self.result.series.hist if h.job in jobs)
-        return Series(samples, hist, self.result.series.interval_ms)
+            return series
+        samples = tuple(s for s in series.samples if s.job in jobs)
+        hist = tuple(h for h in series.hist if h.job in jobs)
+        # The spans go along: a job silent to the end of the run is 0 IOPS there, not absent.
+        spans = tuple(span for span in series.effective_spans() if span.job in jobs)
+        return Series(samples, hist, series.interval_ms, spans, series.bounds_ms)
 
     def windows(self, first: str, last: str | None = None, *, between: bool = False, guard_ms: int = 0) -> tuple[Window, Window, Window]:
         return self.timeline.windows(self.result, first, last, between=between, guard_ms=guard_ms)
@@ -407,8 +416,10 @@ class EventRun:
                      block_size_bytes: int | None = None) -> tuple[WindowStats, WindowStats, WindowStats]:
         """Baseline, event and recovery stats of the measured jobs around the span first..last.
 
-        Raises WindowTooShort when the baseline or event window has too few
-        whole intervals for a verdict.
+        Raises WindowTooShort when the run did not cover the baseline or event
+        window with enough whole expected intervals for a verdict. A load that
+        stalled there is not short of intervals: its silent intervals are 0 IOPS
+        and `WindowStats.stalls()` names the VMs (the checks fail on them).
         """
         series = self.series(jobs)
         windows = self.windows(first, last, between=between)

@@ -11,7 +11,9 @@ over the lab's volumes, and quotes the highest "N IOPS @ latency".
 Checks of the spec's `kpi` family, by name: speed_* judge the SPEED run,
 throughput_* judge the THROUGHPUT steps (iops_at_latency over the steps;
 throughput_min on the best step), steady_state judges the backend cases' top
-step (rounds = its one-second IOPS), every other check (no_io_errors) every run.
+step (rounds = its one-second total IOPS: every job's expected interval grid,
+merged by time, so a second without a completed I/O is a round of 0 and two
+hosts ticking apart do not alternate), every other check (no_io_errors) every run.
 """
 
 from __future__ import annotations

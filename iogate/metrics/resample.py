@@ -10,40 +10,38 @@ targets over k-second intervals (vdbench reports every 5 s) leaves the rule
 
 from __future__ import annotations
 
-from collections import defaultdict
-
-from iogate.metrics.types import RunResult, Sample, Series
+from iogate.metrics.grid import job_grids
+from iogate.metrics.types import JobSpan, RunResult, Sample, Series
 
 
 def resample(series: Series, interval_ms: int) -> Series:
-    """Per (host, job, direction): mean IOPS over buckets of interval_ms, stamped at the bucket's end.
+    """Per (host, job, clone, direction): mean IOPS over buckets of interval_ms, stamped at the bucket's end.
 
-    Buckets are counted from the series' first sample, like Series.totals. A
-    second missing inside a bucket counts as 0 IOPS (a silent VM must not look
-    busy); only the trailing bucket that the run did not fill is dropped.
-    Histograms are not carried over (they stay per second).
+    Buckets are whole runs of `ratio` intervals of each job's own expected grid
+    (iogate.metrics.grid), counted from its first one: a second without a log
+    line counts as 0 IOPS and a bucket without any line is a 0 IOPS sample (a
+    silent VM must not look busy). Only a trailing bucket the job did not fill
+    is dropped. Latency is IOPS-weighted over the seconds whose latency is
+    known (None when none is). Histograms are not carried over (they stay per second).
     """
     if interval_ms % series.interval_ms or interval_ms < series.interval_ms:
         raise ValueError(f"resample: {interval_ms} ms is not a multiple of the series interval {series.interval_ms} ms")
-    if not series.samples:
-        return Series((), (), interval_ms)
     ratio = interval_ms // series.interval_ms
-    origin = min(s.t_ms for s in series.samples) - series.interval_ms  # start of the first interval
-    last = max(round((s.t_ms - origin) / series.interval_ms) for s in series.samples)
-    full_buckets = last // ratio  # buckets of which the run covered every second
-    groups: dict[tuple[str, str, object, int], list[Sample]] = defaultdict(list)
-    for sample in series.samples:
-        second = round((sample.t_ms - origin) / series.interval_ms)  # 1-based
-        bucket = (second - 1) // ratio
-        if bucket < full_buckets:
-            groups[(sample.host, sample.job, sample.dir, bucket)].append(sample)
-    out = []
-    for (host, job, _dir, bucket), members in sorted(groups.items(), key=lambda kv: (kv[0][3], kv[0][0], kv[0][1], str(kv[0][2]))):
-        ios = sum(s.iops for s in members)
-        latency = sum(s.iops * s.clat_mean_ns for s in members) / ios if ios else 0.0
-        end = origin + (bucket + 1) * interval_ms
-        out.append(Sample(t_ms=end, job=job, host=host, dir=members[0].dir, iops=ios / ratio, clat_mean_ns=latency))
-    return Series(tuple(out), (), interval_ms)
+    out: list[Sample] = []
+    spans: dict[tuple[str, str], tuple[int, int]] = {}
+    for grid in job_grids(series):
+        for bucket in range(len(grid.intervals) // ratio):
+            members = grid.intervals[bucket * ratio:(bucket + 1) * ratio]
+            known = [(iops, lat) for _, iops, lat in members if lat is not None and iops > 0]
+            weight = sum(iops for iops, _ in known)
+            latency = sum(iops * lat for iops, lat in known) / weight if weight else None
+            end = members[-1][0]
+            out.append(Sample(t_ms=end, job=grid.job, host=grid.host, dir=grid.dir, iops=sum(m[1] for m in members) / ratio,
+                              clat_mean_ns=latency, clone=grid.clone))
+            low, high = spans.get((grid.host, grid.job), (end - interval_ms, end))
+            spans[(grid.host, grid.job)] = (min(low, end - interval_ms), max(high, end))
+    out.sort(key=lambda s: (s.t_ms, s.host, s.job, s.clone, s.dir.value))
+    return Series(tuple(out), (), interval_ms, tuple(JobSpan(h, j, lo, hi) for (h, j), (lo, hi) in sorted(spans.items())))
 
 
 def judged_series(result: RunResult, interval_ms: int) -> Series:

@@ -68,10 +68,13 @@ class JobResult:
 
 @dataclass(frozen=True)
 class Sample:
-    """One per-second log sample of one job and direction.
+    """One per-second log line of one job, clone and direction.
 
     `t_ms` is the interval's end on the Unix epoch clock (fio log_unix_epoch=1),
     the same clock events are recorded on, so windows line up exactly.
+    `clat_mean_ns` is None when no clat log line could be paired with this
+    interval: an unknown latency is never a 0 ns one. `clone` is fio's log file
+    number (numjobs clones of a job each tick on their own).
     """
 
     t_ms: int
@@ -79,7 +82,24 @@ class Sample:
     host: str
     dir: Dir
     iops: float
-    clat_mean_ns: float
+    clat_mean_ns: float | None
+    clone: int = 0
+
+
+@dataclass(frozen=True)
+class JobSpan:
+    """The measured phase of one job (every clone) on the epoch clock: the span its grid covers.
+
+    From the fio json: start = report timestamp minus job_runtime, an upper
+    bound of the true start (fio writes its report a little after the jobs
+    end); end - start = job_runtime, exact. The grid finds the true start on
+    the phase of the job's own log lines (see iogate.metrics.grid).
+    """
+
+    host: str
+    job: str
+    start_ms: int
+    end_ms: int
 
 
 @dataclass(frozen=True)
@@ -93,17 +113,40 @@ class HistSample:
     counts: Mapping[int, int]  # fio bin index (0..1855) -> count; zeros omitted
 
 
+# One interval of a grid: (end on the epoch clock in ms, IOPS, IOPS-weighted mean clat ns or None if unknown).
+Interval = tuple[int, float, float | None]
+
+
 @dataclass(frozen=True)
 class Series:
-    """Per-interval samples of a run; filtering returns a new Series."""
+    """Per-interval log lines of a run and the span each job ran; filtering returns a new Series.
+
+    Every figure drawn from it goes through the expected interval grid of each
+    job (iogate.metrics.grid): an interval without a log line is 0 IOPS (fio
+    writes no line for an interval in which nothing completed). Without
+    `spans`, every job is taken to span the whole series.
+    """
 
     samples: tuple[Sample, ...] = ()
     hist: tuple[HistSample, ...] = ()
     interval_ms: int = 1000
+    spans: tuple[JobSpan, ...] = ()
+    bounds_ms: tuple[int, int] | None = None  # a time filter: grid intervals ending in (low, high] count
+
+    def effective_spans(self) -> tuple[JobSpan, ...]:
+        """The given spans, else one per (host, job): from its first line's interval to the series' last line."""
+        if self.spans or not self.samples:
+            return self.spans
+        end = max(s.t_ms for s in self.samples)
+        first: dict[tuple[str, str], int] = {}
+        for s in self.samples:
+            first[(s.host, s.job)] = min(first.get((s.host, s.job), s.t_ms), s.t_ms)
+        return tuple(JobSpan(h, j, t - self.interval_ms, end) for (h, j), t in sorted(first.items()))
 
     def where(self, *, job: str | None = None, host: str | None = None, dir: Dir | None = None,
               start_ms: int | None = None, end_ms: int | None = None) -> Series:
-        """Samples matching all given filters; a time filter keeps intervals ending in (start, end]."""
+        """Lines matching all given filters; a time filter keeps intervals ending in (start, end],
+        of the logged lines and of every job's expected grid alike (Series.bounds_ms)."""
 
         def keep(s: Sample | HistSample) -> bool:
             return (
@@ -114,31 +157,30 @@ class Series:
                 and (end_ms is None or s.t_ms <= end_ms)
             )
 
-        return Series(tuple(filter(keep, self.samples)), tuple(filter(keep, self.hist)), self.interval_ms)
+        spans = tuple(span for span in self.effective_spans()
+                      if (job is None or span.job == job) and (host is None or span.host == host))
+        low, high = self.bounds_ms or (None, None)
+        if start_ms is not None:
+            low = start_ms if low is None else max(low, start_ms)
+        if end_ms is not None:
+            high = end_ms if high is None else min(high, end_ms)
+        bounds = None if low is None and high is None else (
+            low if low is not None else -(2**62), high if high is not None else 2**62)
+        return Series(tuple(filter(keep, self.samples)), tuple(filter(keep, self.hist)), self.interval_ms, spans, bounds)
 
     def jobs(self) -> list[str]:
-        return sorted({s.job for s in self.samples})
+        return sorted({s.job for s in self.samples} | {s.job for s in self.spans})
 
-    def totals(self) -> list[tuple[int, float, float]]:
-        """(t_ms, total IOPS, IOPS-weighted mean latency ns) per interval over all jobs.
+    def totals(self) -> list[Interval]:
+        """(t_ms, total IOPS, IOPS-weighted mean latency ns or None) per interval over all jobs.
 
-        fio's per-job interval ends differ by a few ms; samples are grouped by the
-        interval they fall in, counted from the first sample.
+        Each job's lines are placed on its own expected grid (missing = 0 IOPS),
+        then merged by time onto the grid of the earliest job: a job ticking half
+        an interval later gives half its I/Os of an interval to each of two.
         """
-        if not self.samples:
-            return []
-        origin = min(s.t_ms for s in self.samples)
-        groups: dict[int, list[Sample]] = {}
-        for sample in self.samples:
-            index = round((sample.t_ms - origin) / self.interval_ms)
-            groups.setdefault(index, []).append(sample)
-        rows = []
-        for index in sorted(groups):
-            group = groups[index]
-            iops = sum(s.iops for s in group)
-            latency = sum(s.iops * s.clat_mean_ns for s in group) / iops if iops else 0.0
-            rows.append((origin + index * self.interval_ms, iops, latency))
-        return rows
+        from iogate.metrics.grid import merged_totals
+
+        return merged_totals(self)
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,12 @@
 """Named time windows of a run and the totals inside each one.
 
 A window is a span of the epoch clock (ms) that events and fio logs share
-(log_unix_epoch=1). A per-second sample belongs to a window when the whole
-interval it covers, [t_ms - interval, t_ms], lies inside the window, give or
-take a tenth of an interval: fio stamps each job's interval end a few ms late,
-and an interval that straddles an event's start must not dilute either side.
+(log_unix_epoch=1). An interval of the expected grid (iogate.metrics.grid:
+every job's intervals, a missing one at 0 IOPS, merged by time) belongs to a
+window when the whole interval, [t_ms - interval, t_ms], lies inside it, give
+or take a tenth of an interval: fio stamps each job's interval end a few ms
+late, and an interval that straddles an event's start must not dilute either
+side. Statistics over an empty window raise NoData (no data is never a pass).
 
 >>> baseline, event, recovery = event_windows(run.start_ms, run.end_ms, snap.start_ms, snap.end_ms)
 >>> window_stats(run.series, event).latency_mean_ns
@@ -12,17 +14,16 @@ and an interval that straddles an event's start must not dilute either side.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TypeVar
 
+from iogate.metrics.grid import JobGrid, job_grids, merge_by_time
 from iogate.metrics.histogram import Histogram
-from iogate.metrics.types import Dir, HistSample, Sample, Series
+from iogate.metrics.nodata import NoData
+from iogate.metrics.types import Dir, HistSample, Interval, Series
 
 # Fraction of an interval a sample's stamp may stray past a window edge (fio timer jitter).
 EDGE_SLACK = 0.1
-
-Record = TypeVar("Record", Sample, HistSample)
 
 
 @dataclass(frozen=True)
@@ -78,16 +79,24 @@ def event_windows(measure_start_ms: int, measure_end_ms: int, event_start_ms: in
     )
 
 
-def _in_window(records: Iterable[Record], window: Window, interval_ms: int) -> list[Record]:
+def _in_window(records: Iterable[HistSample], window: Window, interval_ms: int) -> list[HistSample]:
     return [r for r in records if window.holds(r.t_ms, interval_ms)]
 
 
 @dataclass(frozen=True)
 class DirectionWindow:
-    """One direction (or all directions together) inside a window."""
+    """One direction (or all directions together) inside a window, on the expected interval grid.
 
-    intervals: tuple[tuple[int, float, float], ...]  # (t_ms, IOPS, IOPS-weighted mean latency ns)
+    `intervals` are every job's grid merged by time (iogate.metrics.grid), an
+    interval without a log line counted as 0 IOPS; `vms` holds each VM's (host/job)
+    IOPS per interval of its own grid, for naming stalls. Statistics over nothing
+    raise NoData naming `label` ("window event (write)"): never a 0 that passes.
+    """
+
+    intervals: tuple[Interval, ...]  # (t_ms, IOPS, IOPS-weighted mean latency ns or None when unknown)
     histogram: Histogram = field(default_factory=Histogram)
+    label: str = "window"
+    vms: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
 
     @property
     def iops_per_interval(self) -> list[float]:
@@ -95,18 +104,30 @@ class DirectionWindow:
 
     @property
     def iops(self) -> float:
-        """Mean IOPS over the window's intervals."""
-        return sum(self.iops_per_interval) / len(self.intervals) if self.intervals else 0.0
+        """Mean IOPS over the window's expected intervals (silent ones count as 0)."""
+        if not self.intervals:
+            raise NoData(f"no intervals in {self.label}")
+        return sum(self.iops_per_interval) / len(self.intervals)
 
     @property
     def latency_mean_ns(self) -> float:
-        """IOPS-weighted mean completion latency (each IO counts once)."""
-        ios = sum(iops for _, iops, _ in self.intervals)
-        return sum(iops * lat for _, iops, lat in self.intervals) / ios if ios else 0.0
+        """IOPS-weighted mean completion latency over the intervals whose latency is known (each IO once)."""
+        paired = [(iops, lat) for _, iops, lat in self.intervals if lat is not None and iops > 0]
+        ios = sum(iops for iops, _ in paired)
+        if not ios:
+            raise NoData(f"no latency samples in {self.label}")
+        return sum(iops * lat for iops, lat in paired) / ios
 
     def percentile_ns(self, pct: float) -> float:
-        """pXX from the interval histograms merged over the window (0 when no hist log)."""
+        """pXX from the interval histograms (fio clat_hist logs) merged over the window."""
+        if not self.histogram.total:
+            raise NoData(f"no latency samples in {self.label} (no clat_hist log lines)")
         return self.histogram.percentile_ns(pct)
+
+    def stalls(self, where: str = "window") -> list[str]:
+        """"host/job: 0 IOPS in 6 of 10 intervals of the event window" for every VM that stalled here."""
+        return [f"{vm}: 0 IOPS in {sum(1 for v in values if v <= 0)} of {len(values)} intervals of the {where}"
+                for vm, values in sorted(self.vms.items()) if any(v <= 0 for v in values)]
 
 
 @dataclass(frozen=True)
@@ -124,31 +145,45 @@ class WindowStats:
 
     @property
     def intervals(self) -> int:
+        """Expected intervals in the window (whether or not fio logged a line for them)."""
         return len(self.total.intervals)
 
     def of(self, direction: Dir | str | None) -> DirectionWindow:
         """One direction's stats; None or "all" = every direction together."""
         if direction in (None, "all"):
             return self.total
-        return self.directions.get(Dir(direction), DirectionWindow(()))
+        return self.directions.get(Dir(direction), DirectionWindow((), label=f"window {self.name} ({Dir(direction).value})"))
 
     @property
     def bytes_per_s(self) -> float | None:
         return self.total.iops * self.block_size_bytes if self.block_size_bytes else None
 
+    def stalls(self) -> list[str]:
+        """VMs with 0 IOPS in some interval of this window (all directions together)."""
+        return self.total.stalls(f"{self.name} window")
+
 
 def window_stats(series: Series, window: Window, *, block_size_bytes: int | None = None) -> WindowStats:
     """Per-interval IOPS, IOPS-weighted mean latency and merged histograms inside a window."""
-    samples = _in_window(series.samples, window, series.interval_ms)
-    hists = _in_window(series.hist, window, series.interval_ms)
+    interval_ms = series.interval_ms
+    grids = job_grids(series)
+    hists = _in_window(series.hist, window, interval_ms)
 
-    def summarise(picked: list[Sample], picked_hist: list[HistSample]) -> DirectionWindow:
-        rows = Series(tuple(picked), (), series.interval_ms).totals()
-        return DirectionWindow(tuple(rows), Histogram.merged(Histogram.from_counts(h.counts) for h in picked_hist))
+    def inside(rows: Iterable[Interval]) -> tuple[Interval, ...]:
+        return tuple(row for row in rows if window.holds(row[0], interval_ms))
+
+    def summarise(picked: list[JobGrid], picked_hist: list[HistSample], direction: str) -> DirectionWindow:
+        by_vm: dict[str, list[JobGrid]] = {}
+        for grid in picked:
+            by_vm.setdefault(grid.vm, []).append(grid)
+        vms = {vm: tuple(iops for _, iops, _ in inside(merge_by_time(parts, interval_ms))) for vm, parts in by_vm.items()}
+        return DirectionWindow(inside(merge_by_time(picked, interval_ms)),
+                               Histogram.merged(Histogram.from_counts(h.counts) for h in picked_hist),
+                               f"window {window.name} ({direction})", {vm: v for vm, v in vms.items() if v})
 
     directions = {
-        d: summarise([s for s in samples if s.dir == d], [h for h in hists if h.dir == d])
+        d: summarise([g for g in grids if g.dir == d], [h for h in hists if h.dir == d], d.value)
         for d in Dir
-        if any(s.dir == d for s in samples)
+        if any(g.dir == d and g.logged for g in grids)
     }
-    return WindowStats(window, summarise(samples, hists), directions, block_size_bytes)
+    return WindowStats(window, summarise(grids, hists, "all"), directions, block_size_bytes)

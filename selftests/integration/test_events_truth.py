@@ -7,25 +7,34 @@ IOPS halve and latency doubles inside the event window, so throughput_impact
 and latency_delta must fail there, naming the window. The control run replays
 the same two array actions with the cap left at 800: both verdicts must pass.
 Three repetitions of each catch a flaky pipeline (windows, event clock, series).
+The control run with fio stopped inside the event window must fail as a
+stall (a product failure), and seconds a throttle leaves without a completed
+I/O must count as 0 in a window's mean.
 """
 
 from __future__ import annotations
 
 import math
+import os
+import signal
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from criteria import latency_delta, no_io_errors, throughput_impact
 from fixtures.events import verify_region
 from iogate.arrays.local import LocalArray
+from iogate.engines.base import LoadControl
 from iogate.engines.fio.runner import FioEngine
 from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
 from iogate.events import Event, EventRun, EventSchedule
 from iogate.hosts.connectors.base import Connection
 from iogate.lab import Lab, QoS
+from iogate.metrics.windows import measure_window, window_stats
 from iogate.run import Run
 from selftests.conftest import block_target
 
@@ -36,7 +45,9 @@ DEGRADED_CAP = QoS(read_iops=400)
 # Bounds a healthy array meets with room to spare on an exact QoS cap, and a halving breaks.
 MAX_DROP_PCT = 20.0
 MAX_RISE_PCT = 30.0
-RAMP_S, RUNTIME_S, ON_S, OFF_S = 1.0, 9.0, 3.0, 6.0
+# Actions half-way through fio's seconds (offsets count from its measurement start): the second in which
+# a cap changes straddles the window edge and belongs to neither window.
+RAMP_S, RUNTIME_S, ON_S, OFF_S = 1.0, 9.0, 3.5, 6.5
 
 
 @pytest.fixture
@@ -52,7 +63,11 @@ def run_with_degrade(array: LocalArray, engine: FioEngine, connection: Connectio
         Event("degrade", at_s=ON_S, volume=volume, qos=cap, tag="on"),
         Event("degrade", at_s=OFF_S, volume=volume, qos=BASELINE_CAP, tag="off"),
     ], ramp_s=RAMP_S, driver_name="local")
-    result, timeline = schedule.run_beside(lambda: engine.run_plan(RunPlan("truth", (JobSpec("load", workload, connection),))))
+    # Offsets count from fio's own measurement start (LoadControl), not from this call: on a loaded
+    # machine fio may start measuring a second or more late, and the baseline would shrink below two intervals.
+    control = LoadControl()
+    plan = RunPlan("truth", (JobSpec("load", workload, connection),))
+    result, timeline = schedule.run_beside(lambda: engine.run_plan(plan, control), control)
     return EventRun(result, timeline)
 
 
@@ -123,3 +138,62 @@ def test_the_verify_region_catches_a_lost_write(local_lab: Lab, local_run: Run, 
     verdict = no_io_errors.evaluate(result)
     assert not verdict.passed
     assert "verify error 84 (EILSEQ" in verdict.detail
+
+
+def own_fio_pids(run: Run) -> list[int]:
+    """This test's fio processes only: their command line names a job file under this run's points/."""
+    found = subprocess.run(["pgrep", "-f", str(run.path("points"))], capture_output=True, text=True).stdout.split()
+    return [int(p) for p in found if Path(f"/proc/{p}/comm").exists() and Path(f"/proc/{p}/comm").read_text().strip() == "fio"]
+
+
+def test_a_stall_inside_the_event_window_fails_the_event_checks(capped, local_run: Run) -> None:  # type: ignore[no-untyped-def]
+    """The control run above (two no-op degrade actions), with fio stopped (SIGSTOP) for 2.5 s starting just
+    after the first action: the load is still running, no I/O completes, fio logs nothing. The window is covered
+    by the run (no WindowTooShort); the stall is a product FAIL naming the VM and its silent intervals."""
+    array, engine, connection = capped
+    set_qos = array.set_qos
+    stall: list[tuple[int, int]] = []
+
+    def stop_fio() -> None:
+        time.sleep(0.2)
+        pids = own_fio_pids(local_run)
+        for pid in pids:
+            os.kill(pid, signal.SIGSTOP)
+        began = int(time.time() * 1000)
+        time.sleep(2.5)
+        stall.append((began, int(time.time() * 1000)))
+        for pid in pids:
+            os.kill(pid, signal.SIGCONT)
+
+    def degrade_then_stall(volume, qos):  # type: ignore[no-untyped-def]
+        set_qos(volume, qos)
+        if not stall and not any(t.name == "stall" for t in threading.enumerate()):
+            threading.Thread(target=stop_fio, name="stall", daemon=True).start()
+
+    array.set_qos = degrade_then_stall  # type: ignore[method-assign]
+    baseline, event, _, throughput, latency = judged(run_with_degrade(array, engine, connection, BASELINE_CAP))
+    print(throughput.line(), latency.line(), sep="\n")
+    assert stall, "fio was never stopped"
+    assert event.stalls() and event.stalls()[0].startswith("localhost/load: 0 IOPS in "), event.stalls()
+    assert not baseline.stalls()
+    assert not throughput.passed
+    assert "localhost/load: 0 IOPS in" in throughput.detail and "of the event window" in throughput.detail
+
+
+def test_a_throttled_to_near_zero_second_is_0_in_the_window_mean(local_lab: Lab, local_run: Run, local_array: LocalArray) -> None:
+    """16 KiB reads on a volume capped at 8 KiB/s: one I/O every 2 s, so fio logs no line for every other
+    second. The window mean must count those seconds as 0: at most the cap's 0.5 IOPS, not the mean of
+    the logged lines (1 each; fio's integer rate even logs some such seconds as 0)."""
+    _, connection, engine = block_target(local_lab, local_run, local_array, "trickle", 64 << 20, QoS(read_bytes_per_s=8192))
+    workload = WorkloadSpec("trickle", read_pct=100, random_pct=100, bs="16k", iodepth=1, runtime_s=12, ramp_s=0)
+    result = engine.run_plan(RunPlan("trickle", (JobSpec("load", workload, connection),)))
+    stats = window_stats(result.series, measure_window(result.start_ms, result.end_ms))
+    json_ios = result.total("read").ios
+    logged = [s.iops for s in result.series.samples]
+    print(f"json {json_ios} I/Os in {result.total('read').runtime_ms} ms; lines {logged}; intervals {stats.total.iops_per_interval}")
+    assert len(logged) < stats.intervals  # fio left seconds without a line
+    assert stats.total.iops_per_interval.count(0.0) >= stats.intervals - len(logged)  # each of them is a 0
+    # The cap allows half an I/O a second (one burst I/O at the start aside): so must the window mean,
+    # not the mean of the seconds that logged their one I/O.
+    assert stats.total.iops <= 0.5 + 1 / stats.intervals
+    assert stats.total.iops * stats.intervals <= json_ios  # nothing invented either

@@ -64,7 +64,7 @@ def test_throughput_impact_with_no_baseline_io_fails_instead_of_dividing_by_zero
     series = stepped_series([0.0] * 4 + [100.0] * 3)
     baseline, event, _ = event_windows(T0, T0 + 7000, T0 + 4000, T0 + 7000)
     verdict = throughput_impact.evaluate(window_stats(series, baseline), window_stats(series, event), max_drop_pct=50)
-    assert not verdict.passed and "no iops" in verdict.detail
+    assert not verdict.passed and "no data: 0 iops in window baseline" in verdict.detail
 
 
 def test_throughput_impact_between_two_whole_runs() -> None:

@@ -26,7 +26,7 @@ def test_iops_and_latency_logs_pair_by_nearest_time() -> None:
 def test_latency_too_far_away_is_not_borrowed() -> None:
     files = {"j_iops.1.log": "5000, 10, 0, 0, 0\n", "j_clat.1.log": "9000, 777, 0, 0, 0\n"}
     samples, _ = parse.parse_logs(files, "h")
-    assert samples[0].clat_mean_ns == 0.0
+    assert samples[0].clat_mean_ns is None  # unknown, never a fabricated 0 ns
 
 
 def test_short_histogram_line_refused() -> None:
@@ -83,3 +83,18 @@ def test_measurement_start_from_the_first_status_report_past_the_ramp() -> None:
     reports_during_ramp = STATUS_REPORTS[: STATUS_REPORTS.index('  "timestamp_ms" : 1795316225370')]
     assert measurement_start_ms(reports_during_ramp, first_elapsed_s=3) is None
     assert measurement_start_ms("", first_elapsed_s=1) is None
+
+
+def test_clones_keep_their_log_number() -> None:
+    files = {"j_iops.2.log": "1000, 10, 0, 0, 0\n", "j_iops.3.log": "1400, 20, 0, 0, 0\n"}
+    samples, _ = parse.parse_logs(files, "h")
+    assert [(s.t_ms, s.clone, s.iops) for s in samples] == [(1000, 2, 10.0), (1400, 3, 20.0)]
+
+
+def test_job_spans_come_from_the_report_time_and_each_jobs_runtime() -> None:
+    data = {"timestamp_ms": 50_000, "jobs": [{"jobname": "a", "job_runtime": 10_000}, {"jobname": "b", "job_runtime": 9_000},
+                                             {"jobname": "b", "job_runtime": 9_500}]}
+    spans = parse.job_spans(data, "h")
+    assert [(s.job, s.start_ms, s.end_ms) for s in spans] == [("a", 40_000, 50_000), ("b", 40_000, 49_500)]
+    with pytest.raises(EngineError, match="fio json of host h: cannot tell when the jobs ran"):
+        parse.job_spans({"jobs": []}, "h")

@@ -80,9 +80,11 @@ def test_window_totals_per_direction_and_together() -> None:
     # Percentiles come from the window's merged hist samples (reads only here).
     assert during.of("read").percentile_ns(99) == pytest.approx(400_000, rel=1 / 128)
     assert before.of("read").histogram.total == 4 * 2 * 100
-    with pytest.raises(NoData, match="no latency samples"):  # no write hist samples: no invented numbers
-        during.of("write").percentile_ns(99)
+    with pytest.raises(NoData, match=r"no latency samples in window event \(write\) \(no clat_hist log lines\)"):
+        during.of("write").percentile_ns(99)  # no write hist samples: no invented numbers
     assert during.of("trim").intervals == ()
+    with pytest.raises(NoData, match=r"no intervals in window event \(trim\)"):
+        _ = during.of("trim").iops
 
 
 def test_real_fio_logs_show_the_noisy_neighbour_window() -> None:

@@ -43,7 +43,7 @@ from iogate.hosts.initiator import Initiator
 from iogate.hosts.preflight import fio_server_address
 from iogate.metrics.histogram import Histogram
 from iogate.metrics.merge import merge_directions
-from iogate.metrics.types import Dir, Direction, JobResult, RunResult, Series
+from iogate.metrics.types import Dir, Direction, JobResult, JobSpan, RunResult, Series
 from iogate.resources import release
 from iogate.run import Run
 
@@ -282,7 +282,10 @@ class ClientServerEngine:
                 host=host,
                 client=client_by_host[host],
                 jobs=tuple(jobs),
-                series=Series(tuple(samples), tuple(hist)),
+                # Upper bounds of the start (fio's runtime counted back from when the client returned) and
+                # the exact runtime: the grid finds the true start on the jobs' own phase (metrics.grid).
+                series=Series(tuple(samples), tuple(hist), spans=tuple(
+                    JobSpan(host, name, ended_ms - runtime_ms, ended_ms) for name in sorted({j.name for j in jobs}))),
                 start_ms=max(end_ms - runtime_ms, started_ms),
                 end_ms=end_ms,
                 cpu_busy_pct=100.0 * busy / max(total, 1),
@@ -293,9 +296,11 @@ class ClientServerEngine:
     def _combine(self, plan: RunPlan, point_dir: Path, hosts: Mapping[str, HostResult]) -> RunResult:
         from iogate.engines.fio.runner import series_csv
 
+        # Each host's jobs span its own measured phase (the grid expects an interval for every second of it).
         series = Series(
             samples=tuple(s for h in hosts.values() for s in h.series.samples),
             hist=tuple(s for h in hosts.values() for s in h.series.hist),
+            spans=tuple(span for h in hosts.values() for span in h.series.spans),
         )
         start_ms = min(h.start_ms for h in hosts.values())
         csv_path = point_dir / "series.csv"

@@ -17,7 +17,7 @@ from typing import Any
 from iogate.errors import EngineError
 from iogate.metrics.histogram import PLAT_NR
 from iogate.metrics.merge import merge_directions
-from iogate.metrics.types import Dir, Direction, HistSample, JobResult, LatencyStats, Sample
+from iogate.metrics.types import Dir, Direction, HistSample, JobResult, JobSpan, LatencyStats, Sample
 
 _DDIR = {0: Dir.READ, 1: Dir.WRITE, 2: Dir.TRIM}
 _LOG_NAME = re.compile(r"^(?P<job>.+)_(?P<kind>iops|clat|clat_hist)\.(?P<n>\d+)\.log$")
@@ -112,19 +112,21 @@ def _log_rows(text: str, source: str) -> Iterable[list[str]]:
         yield fields
 
 
-def _nearest(times: list[int], values: list[float], t_ms: int, within_ms: int) -> float:
-    """Value logged closest to t_ms, if within the tolerance (else 0)."""
+def _nearest(times: list[int], values: list[float], t_ms: int, within_ms: int) -> float | None:
+    """Value logged closest to t_ms, if within the tolerance; None (unknown, never 0 ns) otherwise."""
     index = bisect.bisect_left(times, t_ms)
     best = min((i for i in (index - 1, index) if 0 <= i < len(times)), key=lambda i: abs(times[i] - t_ms), default=None)
-    return values[best] if best is not None and abs(times[best] - t_ms) <= within_ms else 0.0
+    return values[best] if best is not None and abs(times[best] - t_ms) <= within_ms else None
 
 
 def parse_logs(files: Mapping[str, str], host: str, interval_ms: int = 1000) -> tuple[list[Sample], list[HistSample]]:
     """Per-second samples from fio log files given as {file name: text}.
 
     IOPS and mean-clat logs pair up by (job, clone, direction) and nearest time:
-    fio stamps the two logs up to a few hundred ms apart. numjobs clones stay
-    separate samples of the same job (Series.totals adds them).
+    fio stamps the two logs up to a few hundred ms apart; an IOPS line with no
+    clat line within half an interval gets clat_mean_ns None (unknown, not 0).
+    numjobs clones stay separate samples of the same job (`clone` = the log
+    file number), each on its own interval grid (iogate.metrics.grid).
     """
     iops: dict[tuple[str, str, Dir], list[tuple[int, float]]] = defaultdict(list)
     clat: dict[tuple[str, str, Dir], list[tuple[int, float]]] = defaultdict(list)
@@ -151,6 +153,27 @@ def parse_logs(files: Mapping[str, str], host: str, interval_ms: int = 1000) -> 
         times, values = [t for t, _ in latency], [v for _, v in latency]
         for t_ms, value in points:
             mean_ns = _nearest(times, values, t_ms, interval_ms // 2)
-            samples.append(Sample(t_ms=t_ms, job=key[0], host=host, dir=key[2], iops=value, clat_mean_ns=mean_ns))
-    samples.sort(key=lambda s: (s.t_ms, s.job, s.dir.value))
+            samples.append(Sample(t_ms=t_ms, job=key[0], host=host, dir=key[2], iops=value, clat_mean_ns=mean_ns,
+                                  clone=int(key[1])))
+    samples.sort(key=lambda s: (s.t_ms, s.job, s.clone, s.dir.value))
     return samples, hist
+
+
+def job_spans(data: Mapping[str, Any], host: str) -> list[JobSpan]:
+    """Each job's measured phase on the epoch clock, from one fio process' json.
+
+    fio resets its clock when the ramp ends and every job of one process starts
+    measuring then: the start is the report's timestamp_ms minus the longest
+    job_runtime; a job ends job_runtime (its longest clone's) after that start.
+    The grid (iogate.metrics.grid) expects an interval from each job for every
+    interval of this span, a missing one counting as 0 IOPS.
+    """
+    try:
+        end_ms = int(data["timestamp_ms"])
+        runtimes: dict[str, int] = defaultdict(int)
+        for raw in data["jobs"]:
+            runtimes[raw["jobname"]] = max(runtimes[raw["jobname"]], int(raw["job_runtime"]))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise EngineError(f"fio json of host {host}: cannot tell when the jobs ran (lacks {exc})") from exc
+    start_ms = end_ms - max(runtimes.values(), default=0)
+    return [JobSpan(host, name, start_ms, start_ms + runtime) for name, runtime in sorted(runtimes.items())]

@@ -29,7 +29,8 @@ from iogate.engines.workload import JobSpec, RunPlan
 from iogate.errors import EngineError, HostError
 from iogate.hosts.guard import Guard, distinct
 from iogate.hosts.initiator import Initiator
-from iogate.metrics.types import HistSample, JobResult, RunResult, Sample, Series
+from iogate.metrics.grid import job_grids
+from iogate.metrics.types import HistSample, JobResult, JobSpan, RunResult, Sample, Series
 from iogate.resources import release
 from iogate.run import Run
 
@@ -48,6 +49,7 @@ class HostOutcome:
     jobs: list[JobResult]
     samples: list[Sample]
     hist: list[HistSample]
+    spans: list[JobSpan]
     end_ms: int
     runtime_ms: int
     cpu_busy_pct: float
@@ -157,6 +159,7 @@ class FioEngine:
             jobs=results,
             samples=samples,
             hist=hist,
+            spans=parse.job_spans(data, initiator.name),
             end_ms=int(data["timestamp_ms"]),
             runtime_ms=runtime_ms,
             cpu_busy_pct=100.0 * (busy1 - busy0) / max(total1 - total0, 1),
@@ -200,6 +203,7 @@ class FioEngine:
         series = Series(
             samples=tuple(s for o in outcomes for s in o.samples),
             hist=tuple(h for o in outcomes for h in o.hist),
+            spans=tuple(span for o in outcomes for span in o.spans),
         )
         end_ms = max(o.end_ms for o in outcomes)
         start_ms = min(o.end_ms - o.runtime_ms for o in outcomes)
@@ -295,11 +299,16 @@ def measurement_start_ms(report_lines: str, first_elapsed_s: int) -> int | None:
 
 
 def series_csv(series: Series, start_ms: int) -> str:
-    """Per-second samples as CSV (t_s from measurement start), for the report and spreadsheets."""
+    """Every job's expected intervals as CSV (t_s from measurement start), for the report and spreadsheets.
+
+    One row per job, clone, direction and interval of its grid: an interval fio
+    logged no line for is a row of 0 IOPS with an empty latency (unknown).
+    """
     out = io.StringIO()
     writer = csv.writer(out)
-    writer.writerow(["t_s", "t_epoch_ms", "host", "job", "dir", "iops", "clat_mean_us"])
-    for s in series.samples:
-        t_s = (s.t_ms - start_ms) / 1000
-        writer.writerow([f"{t_s:.1f}", s.t_ms, s.host, s.job, s.dir.value, f"{s.iops:.1f}", f"{s.clat_mean_ns / 1000:.1f}"])
+    writer.writerow(["t_s", "t_epoch_ms", "host", "job", "clone", "dir", "iops", "clat_mean_us"])
+    rows = [(t_ms, g, iops, lat) for g in job_grids(series) for t_ms, iops, lat in g.intervals]
+    for t_ms, grid, iops, latency in sorted(rows, key=lambda r: (r[0], r[1].host, r[1].job, r[1].clone, r[1].dir.value)):
+        writer.writerow([f"{(t_ms - start_ms) / 1000:.1f}", t_ms, grid.host, grid.job, grid.clone, grid.dir.value, f"{iops:.1f}",
+                         "" if latency is None else f"{latency / 1000:.1f}"])
     return out.getvalue()

@@ -1,0 +1,201 @@
+"""The expected interval grid of each job: a missing interval is 0 IOPS.
+
+fio writes an IOPS (and clat) log line only for an interval in which some I/O
+completed (stat.c: "No entries for interval"), so counting the lines found
+would let a stalled VM look busy. Every figure drawn from per-interval logs
+therefore goes through a grid of the intervals a job *should* have logged:
+
+* Each job (host, job name, clone, direction) has its own grid: fio stamps
+  intervals relative to its own process' start, so two hosts tick up to an
+  interval apart. The grid's phase is the median phase of the job's own lines
+  (robust to the phase shift fio makes after a stall). Its extent is the job's
+  span (`JobSpan`: from the fio json, report time minus job_runtime; or, for a
+  Series built by hand, from the job's first line to the series' last): the
+  grid starts at the latest time on the job's phase not after the span's start
+  nor after its first line's interval began (the report time is late by the
+  time fio took to write it; job_runtime is exact), and holds
+  floor(job_runtime / interval) intervals. fio's partial last interval is not
+  expected, nor its last whole one unless logged (fio writes it only when its
+  timer beats the job's end). A time filter (Series.where) then keeps the
+  intervals ending in (start, end].
+* A line counts for the grid interval it overlaps most (its stamp rounded to
+  the nearest grid end). An interval with no line is 0 IOPS with an unknown
+  (None) latency. A second line in the same interval (after a stall) adds the
+  I/Os of the time since the first, so nothing is counted twice.
+* Jobs are then merged *by time*, not by a shared index: each job interval
+  gives every interval of the reference grid (the earliest job's) its share of
+  I/Os in proportion to their overlap (phases within a tenth of an interval
+  are timer jitter and merge interval for interval). Two hosts 500 ms apart
+  doing 1000 IOPS each total 2000 every second, not 1000 and 3000 in turn.
+  Reference intervals that the jobs' grids do not cover in full (the ragged
+  ends) are left out.
+
+>>> grids = job_grids(series)            # one JobGrid per (host, job, clone, direction)
+>>> merged_totals(series)                # [(t_ms, IOPS, latency ns | None), ...]
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from statistics import median_low
+
+from iogate.metrics.types import Dir, Interval, JobSpan, Sample, Series
+
+# Phases closer than this fraction of an interval are one clock (fio stamps a few ms late).
+JITTER_FRACTION = 0.1
+
+
+@dataclass(frozen=True)
+class JobGrid:
+    """Every expected interval of one job, clone and direction, in time order (missing ones at 0 IOPS)."""
+
+    host: str
+    job: str
+    clone: int
+    dir: Dir
+    origin_ms: int  # the grid's phase: interval ends are origin_ms + n x interval
+    intervals: tuple[Interval, ...]
+    logged: bool = True  # False: the job logged no line at all (zeros; its direction is unknown, READ stands in)
+
+    @property
+    def vm(self) -> str:
+        return f"{self.host}/{self.job}"
+
+
+def _phase_ms(lines: Sequence[Sample], interval_ms: int) -> int:
+    """A time the job's lines tick on: the median of their stamps' residues, taken around the first
+    line's residue so a cluster of stamps is never split at the fold."""
+    reference = lines[0].t_ms
+    half = interval_ms // 2
+    return reference + median_low(((line.t_ms - reference + half) % interval_ms) - half for line in lines)
+
+
+def _start_ms(lines: Sequence[Sample], span: JobSpan, interval_ms: int) -> int:
+    """The job's true start: the latest time on its phase not after the span's start, nor after its
+    first line's interval began (the json start is late by the time fio took to write its report)."""
+    if not lines:
+        return span.start_ms
+    phase = _phase_ms(lines, interval_ms)
+    bound = min(span.start_ms, lines[0].t_ms - interval_ms) + round(interval_ms * JITTER_FRACTION)
+    return bound - (bound - phase) % interval_ms
+
+
+def _grid(key: tuple[str, str, int, Dir], lines: Sequence[Sample], span: JobSpan, interval_ms: int,
+          bounds_ms: tuple[int, int] | None) -> JobGrid:
+    host, job, clone, direction = key
+    origin = _start_ms(lines, span, interval_ms)
+    # The span's length is exact (fio's job_runtime); fio's partial last interval is not expected.
+    last = math.floor((span.end_ms - span.start_ms) / interval_ms + JITTER_FRACTION)
+    if not lines or math.floor((lines[-1].t_ms - origin) / interval_ms + 0.5) < last:
+        # fio logs the last whole interval only if its timer ticks before the job ends (a race a few
+        # ms either way): an unlogged last interval proves nothing and is not expected.
+        last -= 1
+    weight: dict[int, float] = defaultdict(float)  # interval number -> IOPS
+    lat_sum: dict[int, float] = defaultdict(float)
+    lat_weight: dict[int, float] = defaultdict(float)
+    previous: tuple[int, int] | None = None  # (number, t_ms) of the line before
+    for line in lines:
+        number = math.floor((line.t_ms - origin) / interval_ms + 0.5)
+        # A second line in one interval (fio's partial interval at exit) counts for the time since the first.
+        shared = previous is not None and previous[0] == number
+        covered = min(interval_ms, max(line.t_ms - previous[1], 0)) if shared and previous else interval_ms
+        previous = (number, line.t_ms)
+        if not 1 <= number <= last:
+            continue  # outside the job's measured span (ramp, or past its end)
+        iops = line.iops * covered / interval_ms
+        weight[number] += iops
+        if line.clat_mean_ns is not None and iops > 0:
+            lat_sum[number] += iops * line.clat_mean_ns
+            lat_weight[number] += iops
+    low, high = bounds_ms if bounds_ms else (None, None)
+    intervals = tuple(
+        (origin + n * interval_ms, weight.get(n, 0.0), lat_sum[n] / lat_weight[n] if lat_weight.get(n) else None)
+        for n in range(1, last + 1)
+        if (low is None or origin + n * interval_ms > low) and (high is None or origin + n * interval_ms <= high)
+    )
+    return JobGrid(host, job, clone, direction, origin, intervals, bool(lines))
+
+
+def job_grids(series: Series) -> list[JobGrid]:
+    """One grid per (host, job, clone, direction) that logged a line, and one of zeros (logged=False)
+    per job with a span that logged nothing at all: a VM silent for the whole run is not absent."""
+    interval_ms = series.interval_ms
+    spans: dict[tuple[str, str], JobSpan] = {}
+    for span in series.effective_spans():
+        known = spans.get((span.host, span.job))
+        spans[(span.host, span.job)] = span if known is None else JobSpan(
+            span.host, span.job, min(known.start_ms, span.start_ms), max(known.end_ms, span.end_ms))
+    groups: dict[tuple[str, str, int, Dir], list[Sample]] = defaultdict(list)
+    for sample in series.samples:
+        groups[(sample.host, sample.job, sample.clone, sample.dir)].append(sample)
+    grids = []
+    for key, lines in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2], kv[0][3].value)):
+        lines.sort(key=lambda s: s.t_ms)
+        span = spans.get((key[0], key[1])) or JobSpan(key[0], key[1], lines[0].t_ms - interval_ms, lines[-1].t_ms)
+        grids.append(_grid(key, lines, span, interval_ms, series.bounds_ms))
+    for (host, job), span in sorted(spans.items()):
+        if not any(g.host == host and g.job == job for g in grids):
+            grids.append(_grid((host, job, 0, Dir.READ), [], span, interval_ms, series.bounds_ms))
+    return grids
+
+
+def merge_by_time(grids: Iterable[JobGrid], interval_ms: int) -> list[Interval]:
+    """Concurrent grids summed onto the earliest grid's phase, each interval by overlap (module docstring).
+
+    A phase within a tenth of an interval of the reference is fio's timer
+    jitter (stamps a few ms late), not another clock: such a grid is merged
+    interval for interval.
+    """
+    grids = [g for g in grids if g.intervals]
+    if not grids:
+        return []
+    reference = min(grids, key=lambda g: g.intervals[0][0])
+    half, slack = interval_ms // 2, interval_ms * JITTER_FRACTION
+
+    def shift(grid: JobGrid) -> int:
+        delta = ((grid.origin_ms - reference.origin_ms + half) % interval_ms) - half
+        return -delta if abs(delta) <= slack else 0
+
+    shifts = {id(g): shift(g) for g in grids}
+    begin = min(g.intervals[0][0] + shifts[id(g)] for g in grids) - interval_ms
+    end = max(g.intervals[-1][0] + shifts[id(g)] for g in grids)
+    first = math.ceil((begin + interval_ms - reference.origin_ms) / interval_ms)
+    last = math.floor((end - reference.origin_ms) / interval_ms)
+    iops: dict[int, float] = defaultdict(float)
+    lat_sum: dict[int, float] = defaultdict(float)
+    lat_weight: dict[int, float] = defaultdict(float)
+    for grid in grids:
+        for stamp_ms, value, latency in grid.intervals:
+            t_ms = stamp_ms + shifts[id(grid)]
+            high = math.ceil((t_ms - reference.origin_ms) / interval_ms)
+            for number in (high - 1, high):
+                ref_end = reference.origin_ms + number * interval_ms
+                overlap = min(t_ms, ref_end) - max(t_ms - interval_ms, ref_end - interval_ms)
+                if overlap <= 0:
+                    continue
+                share = value * overlap / interval_ms
+                iops[number] += share
+                if latency is not None and share > 0:
+                    lat_sum[number] += share * latency
+                    lat_weight[number] += share
+    return [
+        (reference.origin_ms + n * interval_ms, iops.get(n, 0.0), lat_sum[n] / lat_weight[n] if lat_weight.get(n) else None)
+        for n in range(first, last + 1)
+    ]
+
+
+def merged_totals(series: Series) -> list[Interval]:
+    """Every job's grid merged by time: the run's per-interval totals."""
+    return merge_by_time(job_grids(series), series.interval_ms)
+
+
+def per_vm(series: Series) -> dict[tuple[str, str], list[Interval]]:
+    """(host, job) -> its clones and directions merged by time on its own grid; a job with a span
+    but no line at all is 0 IOPS in every interval of its span."""
+    by_vm: dict[tuple[str, str], list[JobGrid]] = defaultdict(list)
+    for grid in job_grids(series):
+        by_vm[(grid.host, grid.job)].append(grid)
+    return {vm: merge_by_time(grids, series.interval_ms) for vm, grids in by_vm.items()}
