@@ -7,7 +7,8 @@ VENV := .venv
 PY := $(VENV)/bin/python
 LAB ?= labs/local.yaml
 PROFILE ?= smoke
-CRITERIA ?= criteria/poc.yaml
+# Empty: the lab file names its spec (labs/local.yaml -> criteria/local.yaml), else criteria/poc.yaml.
+CRITERIA ?=
 RESULTS ?= allure-results
 REPORT ?= allure-report
 PYTEST_ARGS ?=
@@ -41,7 +42,7 @@ allure-cli:
 
 accept: setup
 	@rm -rf $(RESULTS); mkdir -p $(RESULTS)
-	$(PY) -m pytest tests --lab $(LAB) --profile $(PROFILE) --criteria $(CRITERIA) \
+	$(PY) -m pytest tests --lab $(LAB) --profile $(PROFILE) $(if $(CRITERIA),--criteria $(CRITERIA)) \
 	    --alluredir $(RESULTS) $(PYTEST_ARGS); rc=$$?; \
 	$(MAKE) --no-print-directory report; \
 	$(PY) -m iogate export --out exports || true; exit $$rc
