@@ -10,7 +10,7 @@ measured value is collected per check; the record (criteria/local.calibration.md
 by default) gives, per check, the observed min / median / max and the worst
 value (the one nearest to failing: the max for an upper bound, the min for a
 lower one), the spec's bound, the bound the margin rule proposes (worst x (1 +
-margin) for an upper bound, worst x (1 - margin) for a lower one), and whether
+margin) for an upper bound, worst x (1 - floor margin) for a lower one), and whether
 the spec's bound is too tight (the worst run failed it) or looser than the rule.
 The record also says how the machine was loaded while it was taken.
 """
@@ -59,10 +59,10 @@ class Observed:
     def worst(self) -> float:
         return min(self.values) if self.lower else max(self.values)
 
-    def proposed(self, margin: float) -> float | None:
+    def proposed(self, margin: float, floor_margin: float) -> float | None:
         if self.check is None or self.check.criterion in NOT_PROPOSED:
             return None
-        return self.worst * (1 - margin) if self.lower else self.worst * (1 + margin)
+        return self.worst * (1 - floor_margin) if self.lower else self.worst * (1 + margin)
 
 
 def lab_copy(lab: Path, workdir: Path) -> Path:
@@ -131,7 +131,7 @@ def record(results: dict[str, dict[str, Observed]], runs: dict[str, list[tuple[i
         lines += ["", f"**Note:** {args.note}"]
     lines += [
         "",
-        f"Margin rule: an upper bound sits at worst x (1 + {args.margin:g}), a lower bound at worst x (1 - {args.margin:g}), "
+        f"Margin rule: an upper bound sits at worst x (1 + {args.margin:g}), a lower bound at worst x (1 - {args.floor_margin:g}), "
         "where worst is the observed value nearest to failing; no looser. \"proposed\" is that value; \"spec\" is the bound "
         "criteria file holds; \"status\" says whether the spec's bound failed an observed run (too tight) or lies "
         "beyond the proposed value (looser than the rule).",
@@ -149,7 +149,7 @@ def record(results: dict[str, dict[str, Observed]], runs: dict[str, list[tuple[i
                 lines.append(f"| {name} | {obs.check.criterion if obs.check else ''} | 0 | | | | | {obs.bound:.4g} | | {obs.unit} "
                              f"| {obs.failed} | no data |")
                 continue
-            proposed = obs.proposed(args.margin)
+            proposed = obs.proposed(args.margin, args.floor_margin)
             if obs.failed:
                 status = "TOO TIGHT"
             elif proposed is not None and (obs.bound < proposed * 0.999 if obs.lower else obs.bound > proposed * 1.001):
@@ -172,7 +172,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--spec", type=Path, default=ROOT / "criteria" / "local.yaml")
     parser.add_argument("--profile", default="smoke")
     parser.add_argument("--workdir", type=Path, default=Path("/var/tmp/iogate-calibrate"))
-    parser.add_argument("--margin", type=float, default=0.25, help="stated margin beyond the worst observed value")
+    parser.add_argument("--margin", type=float, default=0.25, help="margin beyond the worst observed value of a ceiling (latency, drop)")
+    parser.add_argument("--floor-margin", type=float, default=0.05,
+                        help="margin below the worst observed value of a floor (IOPS: the caps make it exact)")
     parser.add_argument("--out", type=Path, default=ROOT / "criteria" / "local.calibration.md")
     parser.add_argument("--note", default="", help="a line for the record (e.g. 'taken under load: N below 20')")
     parser.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
