@@ -14,7 +14,12 @@ REPORT ?= allure-report
 PYTEST_ARGS ?=
 STAMP := $(VENV)/.installed
 
-.PHONY: setup apt venv allure-cli accept check report export bench lint cleanup clean
+N ?= 5
+TESTS ?= selftests/unit
+FAMILIES ?= baseline,sweep,tiles,kpi,protocols,events
+CALIBRATE_ARGS ?=
+
+.PHONY: setup apt venv allure-cli accept check report export bench lint cleanup clean soak calibrate
 
 setup: apt $(STAMP) allure-cli
 
@@ -57,7 +62,15 @@ check: setup lint
 	$(PY) -m pytest selftests $(PYTEST_ARGS)
 
 lint:
-	$(VENV)/bin/ruff check iogate fixtures plugins criteria tests selftests conftest.py
+	$(VENV)/bin/ruff check iogate fixtures plugins criteria tests selftests tools conftest.py
+
+# Repeat TESTS N times from a fresh clone of HEAD and print pass counts: make soak N=5 TESTS="selftests/labvm".
+soak: setup
+	$(PY) tools/soak.py --n $(N) -- $(TESTS)
+
+# Run each family of the local spec N times and write criteria/local.calibration.md (N >= 20 for a record that sets bounds).
+calibrate: setup
+	$(PY) tools/calibrate.py --n $(N) --families $(FAMILIES) $(CALIBRATE_ARGS)
 
 bench: setup
 	$(PY) -m iogate.bench.overhead
