@@ -11,7 +11,7 @@ Per transport (test_sweep_saturation[local-block]): the points measured for
 that transport, one load curve per read % and block size, judged by the
 sweep-level checks: "N IOPS @ latency" (iops_at_latency) and "I/O before
 saturation" (knee). The full table is attached as HTML and CSV, with every
-transport's IOPS as % difference from the baseline transport (Dell's view).
+transport's IOPS as % of the baseline transport's (baseline = 100; Dell quotes the difference).
 """
 
 from __future__ import annotations
@@ -101,7 +101,8 @@ def test_sweep_saturation(protocol, lab, spec, judge, sweep_points):
     rows = []
     for record in records:
         base = baseline.get(record.point.id)
-        rows.append({**record.row, f"iops_vs_{lab.baseline}_pct": round(100.0 * (record.row["iops"] - base) / base, 1) if base else ""})
+        # IOPS as % of the baseline transport's at the same point (baseline = 100, as the protocols family reads it).
+        rows.append({**record.row, f"iops_vs_{lab.baseline}_pct": round(100.0 * record.row["iops"] / base, 1) if base else ""})
     attach_table(f"sweep {protocol}", rows)
     curves: dict[str, list[SweepRecord]] = {}
     for record in records:

@@ -38,8 +38,11 @@ from criteria.spec import Check, load_spec  # noqa: E402
 
 # Criteria whose bound is a floor (measured must stay above it); all others are ceilings.
 LOWER_BOUNDS = {"throughput_min", "iops_at_latency", "knee", "scaling_efficiency"}
-# Criteria whose measured value is not a distance from the bound (a pass count, a name): recorded, not proposed.
-NOT_PROPOSED = {"target_iops_held", "steady_state", "relative_to_baseline", "no_io_errors"}
+# Criteria whose measured value is a relative change in % (a drop, a rise, a deviation from a baseline):
+# near zero a multiplicative margin means nothing, so their margin is in percentage points.
+POINTS = {"throughput_impact", "latency_delta", "relative_to_baseline"}
+# Criteria whose measured value is not a distance from the bound (a share of intervals, a round count): recorded only.
+NOT_PROPOSED = {"target_iops_held", "steady_state", "no_io_errors"}
 DEFAULT_FAMILIES = ("baseline", "sweep", "tiles", "kpi", "protocols", "events")
 
 
@@ -59,9 +62,11 @@ class Observed:
     def worst(self) -> float:
         return min(self.values) if self.lower else max(self.values)
 
-    def proposed(self, margin: float, floor_margin: float) -> float | None:
+    def proposed(self, margin: float, floor_margin: float, points: float) -> float | None:
         if self.check is None or self.check.criterion in NOT_PROPOSED:
             return None
+        if self.check.criterion in POINTS:
+            return max(self.worst, 0.0) + points
         return self.worst * (1 - floor_margin) if self.lower else self.worst * (1 + margin)
 
 
@@ -123,7 +128,8 @@ def record(results: dict[str, dict[str, Observed]], runs: dict[str, list[tuple[i
         f"# Calibration record of {args.spec}",
         "",
         f"Taken {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} with `python tools/calibrate.py --n {args.n} "
-        f"--families {','.join(results)} --profile {args.profile} --lab {args.lab}` on {os.uname().nodename} "
+        f"{' '.join(f'--n-for {item}' for item in args.n_for)} --families {','.join(results)} --profile {args.profile} "
+        f"--lab {args.lab.name}` on {os.uname().nodename} "
         f"({os.cpu_count()} CPUs).",
         f"Machine load while it ran: {'; '.join(loads)}.",
     ]
@@ -132,6 +138,7 @@ def record(results: dict[str, dict[str, Observed]], runs: dict[str, list[tuple[i
     lines += [
         "",
         f"Margin rule: an upper bound sits at worst x (1 + {args.margin:g}), a lower bound at worst x (1 - {args.floor_margin:g}), "
+        f"a relative change (drop, rise, deviation in %) at max(worst, 0) + {args.points:g} percentage points, "
         "where worst is the observed value nearest to failing; no looser. \"proposed\" is that value; \"spec\" is the bound "
         "criteria file holds; \"status\" says whether the spec's bound failed an observed run (too tight) or lies "
         "beyond the proposed value (looser than the rule).",
@@ -149,7 +156,7 @@ def record(results: dict[str, dict[str, Observed]], runs: dict[str, list[tuple[i
                 lines.append(f"| {name} | {obs.check.criterion if obs.check else ''} | 0 | | | | | {obs.bound:.4g} | | {obs.unit} "
                              f"| {obs.failed} | no data |")
                 continue
-            proposed = obs.proposed(args.margin, args.floor_margin)
+            proposed = obs.proposed(args.margin, args.floor_margin, args.points)
             if obs.failed:
                 status = "TOO TIGHT"
             elif proposed is not None and (obs.bound < proposed * 0.999 if obs.lower else obs.bound > proposed * 1.001):
@@ -175,11 +182,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--margin", type=float, default=0.25, help="margin beyond the worst observed value of a ceiling (latency, drop)")
     parser.add_argument("--floor-margin", type=float, default=0.05,
                         help="margin below the worst observed value of a floor (IOPS: the caps make it exact)")
+    parser.add_argument("--points", type=float, default=5.0,
+                        help="margin in percentage points above the worst relative change (drop, rise, deviation), worst < 0 counted as 0")
+    parser.add_argument("--n-for", action="append", default=[], metavar="FAMILY=N", help="runs for one family (e.g. baseline=20)")
     parser.add_argument("--out", type=Path, default=ROOT / "criteria" / "local.calibration.md")
     parser.add_argument("--note", default="", help="a line for the record (e.g. 'taken under load: N below 20')")
     parser.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
     args = parser.parse_args(argv)
     families = [f for f in args.families.split(",") if f]
+    n_for = {name: int(count) for name, count in (item.split("=", 1) for item in args.n_for)}
     lab = lab_copy(args.lab.resolve(), args.workdir)
     results: dict[str, dict[str, Observed]] = {}
     runs: dict[str, list[tuple[int, float]]] = defaultdict(list)
@@ -188,9 +199,10 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory(prefix="iogate-calibrate-") as scratch:
             for family in families:
                 out = Path(scratch) / f"{family}.jsonl"
-                print(f"{family}: {args.n} runs", flush=True)
-                for index in range(args.n):
-                    print(f"  run {index + 1}/{args.n}", flush=True)
+                count = n_for.get(family, args.n)
+                print(f"{family}: {count} runs", flush=True)
+                for index in range(count):
+                    print(f"  run {index + 1}/{count}", flush=True)
                     runs[family].append(run_family(family, lab, args.spec, args.profile, out, args.pytest_args))
                     loads.append(machine_load())
                 results[family] = collect(load_rows(out), args.spec, family)
