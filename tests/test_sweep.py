@@ -64,6 +64,14 @@ def point_row(protocol: str, point: GridPoint, measured: SweepPoint, result, cpu
     }
 
 
+def relative_rows(records: list[SweepRecord], baseline_records: list[SweepRecord], baseline: str) -> list[dict]:
+    """Each point's row with its IOPS as % of the baseline transport's at the same point: the baseline
+    itself reads 100 (as the protocols family reads it); Dell quotes the difference, 100 less."""
+    base = {r.point.id: r.row["iops"] for r in baseline_records}
+    return [{**r.row, f"iops_vs_{baseline}_pct": round(100.0 * r.row["iops"] / base[r.point.id], 1) if base.get(r.point.id) else ""}
+            for r in records]
+
+
 @pytest.mark.sweep
 @pytest.mark.dell
 @allure.epic("Dell PowerStore transport sweep")
@@ -97,13 +105,7 @@ def test_sweep_saturation(protocol, lab, spec, judge, sweep_points):
     records = sweep_points.get(protocol)
     if not records:
         pytest.skip(f"no sweep point of protocol {protocol} ran in this session (select test_sweep too)")
-    baseline = {r.point.id: r.row["iops"] for r in sweep_points.get(lab.baseline)}
-    rows = []
-    for record in records:
-        base = baseline.get(record.point.id)
-        # IOPS as % of the baseline transport's at the same point (baseline = 100, as the protocols family reads it).
-        rows.append({**record.row, f"iops_vs_{lab.baseline}_pct": round(100.0 * record.row["iops"] / base, 1) if base else ""})
-    attach_table(f"sweep {protocol}", rows)
+    attach_table(f"sweep {protocol}", relative_rows(records, sweep_points.get(lab.baseline), lab.baseline))
     curves: dict[str, list[SweepRecord]] = {}
     for record in records:
         curves.setdefault(record.point.curve, []).append(record)
