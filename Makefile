@@ -70,7 +70,7 @@ soak: setup
 
 # Run each family of the local spec N times and write criteria/local.calibration.md (N >= 20 for a record that sets bounds).
 calibrate: setup
-	$(PY) tools/calibrate.py --n $(N) --families $(FAMILIES) $(CALIBRATE_ARGS)
+	$(PY) tools/calibrate.py --n $(N) --families $(FAMILIES) --rows criteria/local.calibration $(CALIBRATE_ARGS)
 
 bench: setup
 	$(PY) -m iogate.bench.overhead

@@ -187,18 +187,34 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n-for", action="append", default=[], metavar="FAMILY=N", help="runs for one family (e.g. baseline=20)")
     parser.add_argument("--out", type=Path, default=ROOT / "criteria" / "local.calibration.md")
     parser.add_argument("--note", default="", help="a line for the record (e.g. 'taken under load: N below 20')")
+    parser.add_argument("--rows", type=Path, default=None,
+                        help="keep every verdict row and run outcome in this directory (default: a temporary one)")
+    parser.add_argument("--render-only", action="store_true",
+                        help="run nothing: re-render the record from --rows against the spec's current bounds")
     parser.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
     args = parser.parse_args(argv)
     families = [f for f in args.families.split(",") if f]
     n_for = {name: int(count) for name, count in (item.split("=", 1) for item in args.n_for)}
+    if args.render_only:
+        if args.rows is None:
+            parser.error("--render-only needs --rows DIR")
+        saved = json.loads((args.rows / "runs.json").read_text())
+        runs = {family: [tuple(r) for r in saved["runs"].get(family, [])] for family in families}
+        results = {family: collect(load_rows(args.rows / f"{family}.jsonl"), args.spec, family) for family in families}
+        args.out.write_text(record(results, runs, args, saved["loads"]))
+        print(f"calibration record: {args.out}")
+        return 0
     lab = lab_copy(args.lab.resolve(), args.workdir)
     results: dict[str, dict[str, Observed]] = {}
     runs: dict[str, list[tuple[int, float]]] = defaultdict(list)
     loads: list[str] = []
     try:
         with tempfile.TemporaryDirectory(prefix="iogate-calibrate-") as scratch:
+            rows_dir = args.rows or Path(scratch)
+            rows_dir.mkdir(parents=True, exist_ok=True)
             for family in families:
-                out = Path(scratch) / f"{family}.jsonl"
+                out = rows_dir / f"{family}.jsonl"
+                out.unlink(missing_ok=True)  # a record is one calibration, never mixed with an earlier one
                 count = n_for.get(family, args.n)
                 print(f"{family}: {count} runs", flush=True)
                 for index in range(count):
@@ -206,6 +222,7 @@ def main(argv: list[str] | None = None) -> int:
                     runs[family].append(run_family(family, lab, args.spec, args.profile, out, args.pytest_args))
                     loads.append(machine_load())
                 results[family] = collect(load_rows(out), args.spec, family)
+            (rows_dir / "runs.json").write_text(json.dumps({"runs": runs, "loads": [loads[0], loads[-1]] if loads else []}))
     finally:
         lab.unlink(missing_ok=True)
     loads_summary = [loads[0], loads[-1]] if loads else []
