@@ -1,30 +1,58 @@
-"""knee: "I/O before saturation", the load point where latency starts to grow non-linearly.
+"""knee: "I/O before saturation", the last load point before latency starts to climb.
 
 Input: sweep points in load order (threads 1, 2, 4 ... or VMs 32, 64 ...), each
-with IOPS (x) and a latency statistic (y, mean by default). Two deterministic
-methods; both return one measured point as the knee (no interpolation):
+with IOPS (x) and a latency statistic (y, mean by default). The rule has two
+parts: a *shape* finds the candidate point, a *minimum rise* decides whether
+the latency growth after it is saturation at all. Both are deterministic and
+report one measured point (no interpolation).
 
+Minimum rise (what counts as saturation). Latency b is a significant rise over
+a when it is both min_rise_pct % higher AND min_rise_latency higher:
+    b >= a * (1 + min_rise_pct / 100)  and  b - a >= min_rise_latency
+Defaults: 50 % and 50 us. Past saturation, every doubling of the load roughly
+doubles latency (Little's law: IOPS stay, the queue grows): +100 % per step.
+Below it, latency at rising queue depth moves by tens of % from host queueing
+and noise (on the loop-device lab run-to-run swings of 20-30 % at a fixed
+load), so +50 % sits between the two: 100 -> 110 us (+10 %) is not a knee. The
+absolute floor keeps very fast paths honest: 20 -> 40 us is +100 % yet within
+the tens of microseconds of scheduling jitter of a shared host and invisible to
+any application; 50 us is above that jitter and below what saturation adds on
+any array (flash latencies of 0.1-1 ms grow by hundreds of us).
+
+Shape (method), for the candidate knee k:
 chord (default; the "maximum distance from the chord" / Kneedle rule)
-    1. Scale x and y to [0, 1] by their min and max over the sweep.
-    2. Draw the chord from the first point to the last.
-    3. The knee is the point farthest *below* the chord (lower latency than
-       the chord at that IOPS), measured perpendicular to it. While the array
-       is unsaturated, IOPS grow at nearly flat latency (points far below the
-       chord); past the knee, IOPS stall while latency climbs.
-    If no point lies below the chord (latency grew at least as fast as IOPS
-    from the start, or fewer than 3 points), there is no knee in the sweep and
-    the last point is reported (saturation not reached within the sweep).
-
+    Scale x and y to [0, 1] by their min and max, draw the chord from the first
+    point to the last; k is the interior point farthest *below* the chord
+    (IOPS grew at nearly flat latency up to it, then stalled while latency
+    climbed). Scaling makes the shape scale-invariant: hence the minimum rise.
 slope
-    1. Initial slope s0 = (y1 - y0) / (x1 - x0), floored at 1 % of y0 / x0 so
-       a flat start does not make every later rise a knee.
-    2. Walk the segments in load order; at the first segment i -> i+1 whose
-       slope exceeds slope_factor x s0, or whose IOPS did not rise (x1 <= x0:
-       more load, no more I/O), the knee is point i (the last point before).
-    3. No such segment: the last point (saturation not reached).
+    Initial slope s0 = (y1 - y0) / (x1 - x0), floored at 1 % of y0 / x0; k is
+    point i of the first segment i -> i+1 whose slope exceeds slope_factor x s0
+    or whose IOPS did not rise (more load, no more I/O).
 
-Bound form: "knee IOPS >= N" with min_knee_iops; without it the verdict passes
-and only reports the knee (evidence for the report).
+Outcomes, stated in the verdict's detail with the curve's latency growth
+(first -> last point, x factor and + absolute) and per point in the evidence:
+- knee at point k >= 1: the shape's candidate when its latency is no
+  significant rise over the first point's and a significant rise follows it;
+  otherwise the last point before the first point whose latency is a
+  significant rise over the first point's. The first point is never the knee:
+  nothing lighter shows it unsaturated. Passes when knee IOPS >=
+  min_knee_iops (or no bound).
+- not saturated within the sweep: no point's latency is a significant rise over
+  the first point's. The knee lies beyond the sweep: it passes only the bound
+  form, when the sweep's highest IOPS already reach min_knee_iops (the array
+  did that much unsaturated); without a bound there is no knee to report: FAIL.
+- saturated from the first point: the second point's latency is already a
+  significant rise over the first's: the knee lies at or below the lightest
+  load. FAIL: start the sweep at a lighter load.
+- two points: a significant rise between them cannot tell a knee at the first
+  point from saturation already there (no interior point to bend). FAIL; with
+  no significant rise the outcome is "not saturated" as above.
+- one point (or none) shows neither saturation nor its absence: FAIL.
+A spec may accept "not_saturated" (without a bound) and
+"saturated_from_first_point" (first point's IOPS >= min_knee_iops) as passes
+with `accept: [...]`, saying why in its description; the detail still states
+the outcome. Nothing is accepted by default.
 """
 
 from __future__ import annotations
@@ -36,7 +64,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from criteria.common import NS_PER_MS, parse_stat
-from criteria.params import CriterionParams
+from criteria.params import CriterionParams, LatencyNs
 from criteria.points import SweepPoint
 from iogate.verdict import Verdict
 
@@ -48,6 +76,10 @@ class Params(CriterionParams):
     stat: str = "mean"
     slope_factor: float = Field(3.0, gt=1)
     min_knee_iops: float | None = None
+    min_rise_pct: float = Field(50.0, gt=0)  # defaults justified in the module docstring
+    min_rise_latency: LatencyNs = 50_000.0  # ns; YAML: 50us
+    # Outcomes a spec deliberately accepts as a pass (stated in the detail all the same); none by default.
+    accept: tuple[Literal["not_saturated", "saturated_from_first_point"], ...] = ()
 
     @field_validator("stat")
     @classmethod
@@ -93,31 +125,78 @@ def knee_by_slope(xs: Sequence[float], ys: Sequence[float], slope_factor: float)
     return None, slopes
 
 
+def significant_rise(before_ns: float, after_ns: float, min_rise_pct: float, min_rise_latency_ns: float) -> bool:
+    """after is saturation-sized growth over before: both the relative and the absolute minimum."""
+    return after_ns >= before_ns * (1 + min_rise_pct / 100) and after_ns - before_ns >= min_rise_latency_ns
+
+
+def _growth(ys: Sequence[float]) -> str:
+    first, last = ys[0], ys[-1]
+    factor = f"x{last / first:.3g}" if first > 0 else "from 0"
+    return f"latency {first / NS_PER_MS:.4g} -> {last / NS_PER_MS:.4g} ms over the sweep ({factor}, {(last - first) / 1000:+.4g} us)"
+
+
 def evaluate(points: Sequence[SweepPoint], *, method: str = "chord", stat: str = "mean", slope_factor: float = 3.0,
-             min_knee_iops: float | None = None) -> Verdict:
+             min_knee_iops: float | None = None, min_rise_pct: float = 50.0, min_rise_latency: float = 50_000.0,
+             accept: Sequence[str] = ()) -> Verdict:
     window = f"sweep of {len(points)} points"
     bound = min_knee_iops if min_knee_iops is not None else 0.0
-    if not points:
-        return Verdict(NAME, False, float("nan"), bound, "IOPS", window, detail="empty sweep")
+    if method not in ("chord", "slope"):
+        raise ValueError(f"knee method {method!r}: use chord or slope")
+    if len(points) < 2:
+        what = "empty sweep" if not points else f"one point ({points[0].label}) shows neither saturation nor its absence"
+        return Verdict(NAME, False, float("nan") if not points else points[0].iops, bound, "IOPS", window, detail=what)
     xs = [p.iops for p in points]
     ys = [p.latency_ns(stat) for p in points]
+    bad = [p.label for p, x, y in zip(points, xs, ys, strict=True) if not (math.isfinite(x) and math.isfinite(y)) or y <= 0]
+    if bad:
+        return Verdict(NAME, False, float("nan"), bound, "IOPS", window,
+                       detail=f"no usable {stat} latency / IOPS at point(s) {', '.join(bad)}")
+
+    def rises(before: float, after: float) -> bool:
+        return significant_rise(before, after, min_rise_pct, min_rise_latency)
+
     if method == "chord":
-        index, scores = knee_by_chord(xs, ys)
+        candidate, scores = knee_by_chord(xs, ys)
         score_key = "distance_below_chord"
-    elif method == "slope":
-        index, scores = knee_by_slope(xs, ys, slope_factor)
-        score_key = "slope_ns_per_iops"
     else:
-        raise ValueError(f"knee method {method!r}: use chord or slope")
-    found = index is not None
-    knee_index = index if index is not None else len(points) - 1
-    knee = points[knee_index]
+        candidate, scores = knee_by_slope(xs, ys, slope_factor)
+        score_key = "slope_ns_per_iops"
+    first_saturated = next((i for i in range(1, len(ys)) if rises(ys[0], ys[i])), None)
+    rule = f"({method}; saturation = latency +{min_rise_pct:g} % and +{min_rise_latency / 1000:g} us)"
+    if first_saturated is None:
+        outcome, at = "not saturated within the sweep", max(range(len(xs)), key=lambda i: xs[i])
+        reached = min_knee_iops is None or xs[at] >= min_knee_iops
+        passed = reached and (min_knee_iops is not None or "not_saturated" in accept)
+        what = (f"not saturated within the sweep: no latency rise up to point {points[at].label} ({xs[at]:.6g} IOPS)"
+                + ("; the knee lies beyond it" if passed else
+                   "; no knee measured" + (f" and the sweep never reached {min_knee_iops:.6g} IOPS" if not reached else "")))
+        if passed and min_knee_iops is None:
+            what += " (outcome accepted by the spec)"
+    else:
+        # The shape's candidate counts only while still unsaturated and followed by saturation;
+        # else the knee is the last point before the first saturated one.
+        shape_ok = candidate is not None and 1 <= candidate < first_saturated and rises(ys[candidate], max(ys[candidate + 1:]))
+        at = candidate if shape_ok and candidate is not None else first_saturated - 1
+        if at >= 1:
+            outcome = "knee"
+            passed = min_knee_iops is None or xs[at] >= min_knee_iops
+            how = method if shape_ok else "last point before the first latency rise"
+            what = f"knee at point {points[at].label}: {xs[at]:.6g} IOPS @ {stat} {ys[at] / NS_PER_MS:.4g} ms ({how})"
+        elif len(points) == 2:
+            outcome, passed = "two points", False
+            what = ("two points: latency rose significantly between them, which cannot tell a knee at the first point "
+                    "from saturation already there; sweep at least 3 load points")
+        else:
+            outcome = "saturated from the first point"
+            passed = "saturated_from_first_point" in accept and (min_knee_iops is None or xs[0] >= min_knee_iops)
+            what = (f"saturated from the first point: latency already rose significantly at {points[1].label}, so "
+                    f"the knee lies at or below {points[0].label} ({xs[0]:.6g} IOPS)"
+                    + (" (outcome accepted by the spec)" if "saturated_from_first_point" in accept
+                       else ": start the sweep at a lighter load"))
     rows = tuple(
-        {"point": p.label, "iops": p.iops, "latency_ms": y / NS_PER_MS, score_key: scores[i] if i < len(scores) else None,
-         "knee": i == knee_index}
-        for i, (p, y) in enumerate(zip(points, ys, strict=True))
+        {"point": p.label, "iops": x, "latency_ms": y / NS_PER_MS, "latency_growth": y / ys[0], "rise_us": (y - ys[0]) / 1000,
+         score_key: scores[i] if i < len(scores) else None, "knee": outcome == "knee" and i == at}
+        for i, (p, x, y) in enumerate(zip(points, xs, ys, strict=True))
     )
-    what = (f"knee at point {knee.label}: {knee.iops:.6g} IOPS @ {stat} {ys[knee_index] / NS_PER_MS:.4g} ms ({method})" if found
-            else f"no knee within the sweep ({method}); last point {knee.label}: {knee.iops:.6g} IOPS")
-    passed = min_knee_iops is None or knee.iops >= min_knee_iops
-    return Verdict(NAME, passed, knee.iops, bound, "IOPS", window, evidence=rows, detail=what)
+    return Verdict(NAME, passed, xs[at], bound, "IOPS", window, evidence=rows, detail=f"{what}; {_growth(ys)} {rule}")

@@ -39,12 +39,22 @@ SPEC_DIR = Path(__file__).resolve().parent
 
 
 class _CheckModel(BaseModel):
-    """A check as written: criterion, window, description; every other key is a bound."""
+    """A check as written: criterion, description; every other key is a bound.
+
+    There is no `window` key: the test hands each criterion the window(s) it
+    judges and the verdict names them; a key the suite would read nowhere
+    would only pretend to move a check (REMOVED_KEYS says so when a spec has it).
+    """
 
     model_config = ConfigDict(extra="allow")
     criterion: str
-    window: str = "measure"
     description: str = ""
+
+
+REMOVED_KEYS = {
+    "window": "was removed: each test hands its criteria the windows they judge (measure, or event vs baseline) "
+              "and every verdict names its window; delete the key",
+}
 
 
 class _FamilyModel(BaseModel):
@@ -68,7 +78,6 @@ class Check:
     family: str
     criterion: str
     params: CriterionParams
-    window: str = "measure"  # which window of the run the test should hand in
     description: str = ""
     where: str = ""  # file:line, for messages
 
@@ -132,8 +141,13 @@ def load_spec(path: Path | str) -> AcceptanceSpec:
                     f"{where}: {'.'.join(loc)}.criterion: unknown criterion {check.criterion!r} "
                     f"(known: {', '.join(sorted(registry.REGISTRY))})"
                 )
-            params = validate(registry.get(check.criterion).params, check.model_extra or {}, path, lines, prefix=loc)
-            checks[check_name] = Check(check_name, family_name, check.criterion, params, check.window, check.description, where)
+            bounds = dict(check.model_extra or {})
+            for key, why in REMOVED_KEYS.items():
+                if key in bounds:
+                    key_line = line_of(lines, (*loc, key))
+                    raise LabFileError(f"{path} line {key_line or '?'}: {'.'.join(loc)}.{key}: {why}")
+            params = validate(registry.get(check.criterion).params, bounds, path, lines, prefix=loc)
+            checks[check_name] = Check(check_name, family_name, check.criterion, params, check.description, where)
         families[family_name] = FamilySpec(family_name, checks, family.description, path)
     return AcceptanceSpec(path, families, model.description)
 

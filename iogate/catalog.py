@@ -242,27 +242,10 @@ class TileSpec(Strict):
         spec = WorkloadSpec(
             vm.name, read_pct=vm.io.read_pct, random_pct=vm.io.random_pct, bs=vm.io.bs, iodepth=self.iodepth,
             size=str(region.span_bytes), offset=str(region.offset_bytes), runtime_s=runtime_s, ramp_s=ramp_s,
-            rate_iops=max(1, round(vm.target_iops)),
-            extra={"rate_iops": rate_split(vm.target_iops, vm.io.read_pct), "rate_process": self.rate_process},
+            rate_iops=max(1, round(vm.target_iops)),  # split per direction by engines.workload.rate_split
+            extra={"rate_process": self.rate_process},
         )
         return self.data_pattern.apply(spec)
-
-
-def rate_split(total_iops: float, read_pct: int) -> str:
-    """fio's rate_iops=READS,WRITES for a job's total target, each direction that the mix has >= 1.
-
-    fio reads a single value as the cap of *each* direction (double the
-    target), and a 0 as "no cap" (the direction runs free), so both must be
-    spelled out whenever the mix reads and writes.
-    """
-    total = max(1, round(total_iops))
-    if read_pct >= 100:
-        return f"{total},"
-    if read_pct <= 0:
-        return f",{total}"
-    reads = min(max(1, round(total * read_pct / 100)), total - 1) if total > 1 else 1
-    writes = max(1, total - reads)
-    return f"{reads},{writes}"
 
 
 class TileCatalog(Strict):

@@ -3,8 +3,8 @@
 `measure` records each RunResult of a test; when the test body returns, each is
 stored with the test's verdicts, and with --baseline (last | median:K | RUN_ID)
 it is first compared with the stored baseline of the same test id and
-parameters: an IOPS drop or p99 rise beyond the spec's `regression` bounds is a
-failed verdict like any other.
+parameters: every check of the spec's `regression` family (criterion, metric,
+mode, tolerance) is one more verdict of the test, failing like any other.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from criteria.spec import Check
+from iogate.errors import LabFileError
 from iogate.metrics.types import RunResult
 from iogate.results.compare import choose_baseline, regression_verdict
 from iogate.results.store import ResultsStore, RunPoint, metrics_from_run
@@ -43,9 +45,13 @@ def _store(config: pytest.Config) -> ResultsStore:
     return config.stash[STORE]
 
 
-def _regression_bounds(config: pytest.Config) -> tuple[float, float]:
-    family = config.stash[CONFIG_KEY].spec.for_family("regression")
-    return family["iops_vs_stored_baseline"].bound("tolerance_pct"), family["p99_vs_stored_baseline"].bound("tolerance_pct")
+def _regression_checks(config: pytest.Config) -> list[Check]:
+    """Every check of the spec's regression family; --baseline with none to judge is a spec error, not a pass."""
+    spec = config.stash[CONFIG_KEY].spec
+    checks = list(spec.for_family("regression"))
+    if not checks:
+        raise LabFileError(f"{spec.path}: --baseline given but the spec has no check in family regression")
+    return checks
 
 
 def after_test(item: pytest.Item, run_id: str, verdicts: list[Verdict]) -> list[Verdict]:
@@ -63,9 +69,8 @@ def after_test(item: pytest.Item, run_id: str, verdicts: list[Verdict]) -> list[
         if iogate_config.baseline:
             baseline = choose_baseline(store, test_id, point.params, iogate_config.baseline, current_run=run_id)
             if baseline is not None:
-                max_drop, max_rise = _regression_bounds(config)
-                verdict = regression_verdict(metrics, baseline, max_iops_drop_pct=max_drop, max_p99_rise_pct=max_rise)
-                added.append(replace(verdict, window=point.name))
+                for check in _regression_checks(config):
+                    added.append(replace(regression_verdict(metrics, baseline, check), window=point.name))
         store.add(
             RunPoint.from_verdicts(
                 run_id=run_id, lab=iogate_config.lab.name, array=iogate_config.lab.array.name, test_id=test_id,

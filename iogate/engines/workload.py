@@ -7,10 +7,36 @@ tile, one thread group of a sweep point) on one Connection.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from typing import Any
 
 from iogate.hosts.connectors.base import Connection
 from iogate.units import format_size, parse_size_bytes
+
+
+def rate_split(total_iops: float, read_pct: int, *, verify_reads: bool = False) -> str:
+    """fio's rate_iops=READS,WRITES for a job's total target: the one split every workload uses.
+
+    fio caps reads and writes separately. A single value caps *each* direction
+    at it (double the target for a mix), and 0 means "no cap": that direction
+    runs free. So a mix always spells out both caps and each direction the mix
+    has gets at least 1: 70 % of 1 IOPS is "1,1" (the job may do 2 IOPS; it can
+    never run uncapped), 95 % of 8 is "7,1". The read share is rounded half to
+    even, exactly (no float error at .5). A pure read or write job caps only its
+    direction ("10," / ",10"), except a write job whose verify reads back what
+    it wrote (verify_reads): fio 3.33 dies of SIGFPE (seen with libaio, poisson) when verify reads run under
+    a write-only rate, so both directions get the cap ("10,10").
+    """
+    if not 0 <= read_pct <= 100:
+        raise ValueError(f"rate split: read_pct={read_pct} is not a percentage")
+    total = max(1, round(total_iops))
+    if read_pct == 100:
+        return f"{total},"
+    if read_pct == 0:
+        return f"{total},{total}" if verify_reads else f",{total}"
+    reads = min(max(1, round(Fraction(total * read_pct, 100))), max(1, total - 1))
+    writes = max(1, total - reads)
+    return f"{reads},{writes}"
 
 
 @dataclass(frozen=True)
@@ -31,7 +57,7 @@ class WorkloadSpec:
     offset: str | None = None
     runtime_s: float = 10
     ramp_s: float = 0
-    rate_iops: int | None = None  # total target of one job, split by read_pct
+    rate_iops: int | None = None  # total target of one job, split by read_pct (rate_split)
     dedupe_pct: int = 0
     compress_pct: int = 0
     verify: str | None = None  # e.g. "crc32c": checked data, errors fail no_io_errors

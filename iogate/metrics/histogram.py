@@ -8,18 +8,36 @@ keys the bins by that midpoint in ns; hist logs (log_hist_msec) list the counts
 by index. Merging = summing counts bin by bin: exact for any split of samples
 across jobs, hosts and intervals. Percentiles come from merged bins, never from
 averaging per-job percentiles.
+
+Percentile rank, exactly as fio 3.33 computes it (stat.c calc_clat_percentiles):
+walking the bins in order, percentile p is the first bin where the running
+count `sum` satisfies `sum >= (long double) p / 100.0 * nr`, nr = samples.
+fio keeps p as a C double (fio_fp64_t.u.f, parsed with strtod from
+percentile_list, default 1:5:10:20:30:40:50:60:70:80:90:95:99:99.5:99.9:99.95:99.99),
+so 99.95 is really 99.9500000000000028421709430404007434844970703125, and the
+division and product are rounded to an x86-64 long double (64-bit mantissa,
+round half to even). We redo that in rationals: the exact double, each step
+rounded to 64 significant bits. The decimal 99.95 would not do: at nr = 2000
+it gives rank 1999, where fio's threshold is just above 1999 and picks the
+2000th sample (a different bin). Since p <= 100 and nr is the bin total, the
+threshold never exceeds nr and the walk always ends inside the histogram (fio
+logs "error calculating latency percentiles" otherwise).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
+
+from iogate.metrics.nodata import NoData
 
 PLAT_BITS = 6
 PLAT_VAL = 1 << PLAT_BITS
 PLAT_GROUP_NR = 29
 PLAT_NR = PLAT_GROUP_NR * PLAT_VAL  # 1856
+LONG_DOUBLE_MANTISSA_BITS = 64  # x87 extended precision: fio's long double on x86-64
 
 
 def index_to_value_ns(index: int) -> int:
@@ -31,7 +49,8 @@ def index_to_value_ns(index: int) -> int:
     error_bits = (index >> PLAT_BITS) - 1
     base = 1 << (error_bits + PLAT_BITS)
     k = index % PLAT_VAL
-    return int(base + (k + 0.5) * (1 << error_bits))
+    # fio: base + (k + 0.5) * 2^error_bits in double, truncated; error_bits >= 1 here, so it is an integer.
+    return base + ((2 * k + 1) << (error_bits - 1))
 
 
 def value_to_index(value_ns: int) -> int:
@@ -112,29 +131,67 @@ class Histogram:
     def to_json_bins(self) -> dict[int, int]:
         return {index_to_value_ns(i): c for i, c in sorted(self.counts.items())}
 
-    def percentile_ns(self, pct: float) -> float:
-        """Latency at pct (0 < pct <= 100), as fio computes it: the bin where the
-        cumulative count first reaches pct % of all samples."""
-        if not 0 < pct <= 100:
-            raise ValueError(f"percentile {pct} out of range (0, 100]")
+    def percentile_ns(self, pct: float | str) -> float:
+        """Latency at pct (0 < pct <= 100) exactly as fio reports it: the first bin whose
+        cumulative count reaches fio's rank threshold (module docstring). Raises NoData
+        on an empty histogram: there is no latency of zero samples."""
+        threshold_pct = fio_percentile_value(pct)
         total = self.total
         if total == 0:
-            return 0.0
-        threshold = pct / 100.0 * total
+            raise NoData(f"no latency samples: p{pct_label(pct)} of an empty histogram")
+        threshold = fio_rank_threshold(threshold_pct, total)
         running = 0
         for index in sorted(self.counts):
             running += self.counts[index]
             if running >= threshold:
                 return float(index_to_value_ns(index))
-        return float(index_to_value_ns(max(self.counts)))
+        raise AssertionError(f"p{pct_label(pct)}: threshold {threshold} above {total} samples")  # p <= 100: unreachable
 
     def percentiles_ns(self, pcts: Iterable[float]) -> dict[float, float]:
         """Several percentiles at once: {pct: latency ns}."""
         return {pct: self.percentile_ns(pct) for pct in pcts}
 
     def mean_ns(self) -> float:
+        """Mean of the bin midpoints (within 1/128 of the true mean); NoData when empty."""
         total = self.total
-        return sum(index_to_value_ns(i) * c for i, c in self.counts.items()) / total if total else 0.0
+        if total == 0:
+            raise NoData("no latency samples: mean of an empty histogram")
+        return sum(index_to_value_ns(i) * c for i, c in self.counts.items()) / total
+
+
+def pct_label(pct: float | str) -> str:
+    return f"{float(pct):g}"
+
+
+def fio_percentile_value(pct: float | str | Fraction) -> Fraction:
+    """The percentile as fio holds it: the exact value of the nearest double (strtod of the text)."""
+    value = Fraction(float(pct))
+    if not 0 < value <= 100:
+        raise ValueError(f"percentile {pct} out of range (0, 100]")
+    return value
+
+
+def round_to_long_double(value: Fraction, mantissa_bits: int = LONG_DOUBLE_MANTISSA_BITS) -> Fraction:
+    """value rounded to `mantissa_bits` significant bits, half to even (IEEE round-to-nearest)."""
+    if value <= 0:
+        if value == 0:
+            return value
+        return -round_to_long_double(-value, mantissa_bits)
+    num, den = value.numerator, value.denominator
+    exponent = num.bit_length() - den.bit_length()  # floor(log2(value)) or one more
+    if (num << max(0, -exponent)) < (den << max(0, exponent)):
+        exponent -= 1
+    shift = mantissa_bits - 1 - exponent  # scale the value to [2^(bits-1), 2^bits)
+    scaled_num, scaled_den = (num << shift, den) if shift >= 0 else (num, den << -shift)
+    mantissa, remainder = divmod(scaled_num, scaled_den)
+    if 2 * remainder > scaled_den or (2 * remainder == scaled_den and mantissa & 1):
+        mantissa += 1
+    return Fraction(mantissa, 1 << shift) if shift >= 0 else Fraction(mantissa << -shift)
+
+
+def fio_rank_threshold(pct: Fraction, samples: int) -> Fraction:
+    """fio's `(long double) pct / 100.0 * nr`, each operation rounded to a long double."""
+    return round_to_long_double(round_to_long_double(pct / 100) * samples)
 
 
 def bin_bounds_ns(index: int) -> tuple[int, int]:

@@ -3,8 +3,10 @@
 Completion-latency percentiles per direction, merged over every job of every
 fio json+ output given (plain runs: "jobs"; client/server runs: "client_stats",
 one entry per job per server). Merging sums fio's histogram bins, so the result
-is what one fio job doing all those I/Os would report (within fio's bin width,
-<= 1/64 of the value). The "All clients" aggregate entry carries no bins and is
+is what one fio job doing all those I/Os would report: for a single job, exactly
+fio's own json percentiles (fio's rank rule, iogate.metrics.histogram). A
+direction that did I/O but holds no latency bins is an error (exit 2), never a
+silent gap. The "All clients" aggregate entry carries no bins and is
 skipped: every I/O is counted once.
 """
 
@@ -71,6 +73,9 @@ def merged_histograms(paths: Iterable[Path]) -> dict[str, Histogram]:
                 bins = (stats.get("clat_ns") or {}).get("bins")
                 if ios and bins is None:
                     raise FioOutputError(f"{where}: {direction} did {ios} I/Os but has no clat_ns bins: use --output-format=json+")
+                if ios and not any(bins.values()):
+                    # No data is never a result: a direction that did I/O with no latency sample is an error, not a gap.
+                    raise FioOutputError(f"{where}: {direction} did {ios} I/Os but holds no latency samples (empty clat_ns bins)")
                 if bins:
                     try:
                         merged.setdefault(direction, Histogram()).add(Histogram.from_json_bins(bins))

@@ -18,13 +18,18 @@ from iogate.results.export import to_csv, to_xlsx
 from iogate.results.store import DEFAULT_STORE_PATH, ResultsStore, RunPoint, StoreError
 
 
+def _scaled(value: float | None, divisor: float, digits: int) -> float | str:
+    """A stored figure in report units; "no data" where the store holds none (never a 0)."""
+    return "no data" if value is None else round(value / divisor, digits)
+
+
 def point_row(point: RunPoint) -> dict[str, Any]:
     row: dict[str, Any] = {"test": point.test_id.split("::", 1)[-1], **{f"param.{k}": v for k, v in point.params.items()}}
     for direction, metrics in point.metrics.items():
-        row[f"{direction}.iops"] = round(metrics.get("iops", 0.0), 1)
-        row[f"{direction}.MB_per_s"] = round(metrics.get("bw_bytes_per_s", 0.0) / 1e6, 2)
-        row[f"{direction}.mean_ms"] = round(metrics.get("mean_ns", 0.0) / 1e6, 4)
-        row[f"{direction}.p99_ms"] = round(metrics.get("p99_ns", 0.0) / 1e6, 4)
+        row[f"{direction}.iops"] = _scaled(metrics.get("iops"), 1, 1)
+        row[f"{direction}.MB_per_s"] = _scaled(metrics.get("bw_bytes_per_s"), 1e6, 2)
+        row[f"{direction}.mean_ms"] = _scaled(metrics.get("mean_ns"), 1e6, 4)
+        row[f"{direction}.p99_ms"] = _scaled(metrics.get("p99_ns"), 1e6, 4)
     for verdict in point.verdicts:
         name = verdict.get("criterion", "?")
         row[f"verdict.{name}"] = "PASS" if verdict.get("passed") else "FAIL"

@@ -1,11 +1,19 @@
-"""Baselines and the regression verdict.
+"""Baselines and the regression verdicts.
 
 A baseline is chosen among earlier points of the same test id and parameters:
 `last` (the newest earlier run), `median:K` (per metric, the median of the K
 newest earlier runs: one noisy run does not move it) or an explicit run id.
-The regression criterion fails when IOPS dropped by more than X % or p99
-latency rose by more than Y % in any direction; the verdict reports the metric
-closest to (or furthest past) its bound, with every comparison as evidence.
+
+Each check of the spec's `regression` family is one verdict, judged exactly as
+the spec writes it: its criterion (relative_to_baseline: the baseline = 100),
+its metric (iops, mb_per_s, mean_latency_ms, p99_latency_ms, read from the
+stored point), its mode (within / not_below / not_above) and tolerance_pct,
+in every direction either run did I/O in. Fail closed:
+- a direction the baseline did I/O in and this run did not (a workload that
+  stopped writing) is a FAIL ("write vanished");
+- a latency metric with no samples on either side is a FAIL ("no latency
+  samples"), never a comparison against 0;
+- a direction only this run has is shown, not judged (nothing to regress from).
 """
 
 from __future__ import annotations
@@ -14,9 +22,9 @@ import re
 import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from iogate.errors import IOGateError
+from iogate.errors import IOGateError, LabFileError
 from iogate.results.store import Metrics, ResultsStore
 from iogate.verdict import Verdict
 
@@ -65,45 +73,87 @@ def choose_baseline(store: ResultsStore, test_id: str, params: Mapping[str, Any]
 
 
 def median_metrics(many: list[Metrics]) -> Metrics:
-    """Per direction and metric, the median over the runs that have it."""
+    """Per direction and metric, the median over the runs that have a value for it (None: none has)."""
     merged: Metrics = {}
     for direction in sorted({d for metrics in many for d in metrics}):
         names = sorted({name for metrics in many for name in metrics.get(direction, {})})
-        merged[direction] = {
-            name: statistics.median(m[direction][name] for m in many if name in m.get(direction, {})) for name in names
-        }
+        merged[direction] = {}
+        for name in names:
+            values = [m[direction][name] for m in many if m.get(direction, {}).get(name) is not None]
+            merged[direction][name] = statistics.median(values) if values else None
     return merged
 
 
-def regression_verdict(current: Metrics, baseline: Baseline, *, max_iops_drop_pct: float, max_p99_rise_pct: float) -> Verdict:
-    """Fail when any direction's IOPS dropped more than max_iops_drop_pct or its p99 rose more than max_p99_rise_pct."""
+class RegressionCheck(Protocol):
+    """What a regression check offers (criteria.spec.Check): name, criterion, bounds, evaluate."""
+
+    name: str
+    criterion: str
+    where: str
+
+    def bound(self, key: str) -> Any: ...
+
+    def evaluate(self, *inputs: Any, **extra: Any) -> Verdict: ...
+
+
+BASELINE_CRITERION = "relative_to_baseline"
+# Spec metric -> (key in the stored metrics, divisor from the stored unit to the metric's unit).
+STORED_METRICS: dict[str, tuple[str, float]] = {
+    "iops": ("iops", 1.0),
+    "mb_per_s": ("bw_bytes_per_s", 1e6),
+    "mean_latency_ms": ("mean_ns", 1e6),
+    "p99_latency_ms": ("p99_ns", 1e6),
+}
+THIS_RUN = "this run"
+
+
+def _stored_key(check: RegressionCheck) -> tuple[str, str, float]:
+    if check.criterion != BASELINE_CRITERION:
+        raise LabFileError(f"{check.where}: regression check {check.name}: criterion {check.criterion!r} cannot compare "
+                           f"with a stored baseline (use {BASELINE_CRITERION})")
+    metric = str(check.bound("metric"))
+    if metric not in STORED_METRICS:
+        raise LabFileError(f"{check.where}: regression check {check.name}: metric {metric!r} is not stored per run "
+                           f"(stored: {', '.join(STORED_METRICS)})")
+    key, divisor = STORED_METRICS[metric]
+    return metric, key, divisor
+
+
+def regression_verdict(current: Metrics, baseline: Baseline, check: RegressionCheck) -> Verdict:
+    """One regression check over every direction either run did I/O in (module docstring)."""
+    metric, key, divisor = _stored_key(check)
+    tolerance = float(check.bound("tolerance_pct"))
+    directions = sorted(set(current) | set(baseline.metrics))
+    if not directions:
+        raise ValueError(f"regression vs {baseline.label}: neither run did any I/O")
     rows: list[dict[str, Any]] = []
-    for direction in sorted(set(current) & set(baseline.metrics)):
-        now, then = current[direction], baseline.metrics[direction]
-        for metric, bound_pct, worse_sign in (("iops", max_iops_drop_pct, -1.0), ("p99_ns", max_p99_rise_pct, 1.0)):
-            before, after = then.get(metric, 0.0), now.get(metric, 0.0)
-            if before <= 0:
-                continue  # nothing measured then: no ratio to judge
-            # Positive = worse: an IOPS drop, a latency rise.
-            worse_pct = worse_sign * (after - before) / before * 100.0
-            rows.append({"direction": direction, "metric": metric, "baseline": before, "current": after,
-                         "worse_pct": round(worse_pct, 3), "bound_pct": bound_pct, "passed": worse_pct <= bound_pct})
-    if not rows:
-        raise ValueError(f"regression vs {baseline.label}: no direction measured in both runs "
-                         f"(now {sorted(current)}, baseline {sorted(baseline.metrics)})")
-
-    def severity(row: dict[str, Any]) -> float:
-        bound = row["bound_pct"]
-        return row["worse_pct"] / bound if bound > 0 else (float("inf") if row["worse_pct"] > 0 else row["worse_pct"])
-
-    worst = max(rows, key=severity)
-    label = "IOPS drop" if worst["metric"] == "iops" else "p99 latency rise"
-    return Verdict(
-        criterion="regression",
-        passed=all(r["passed"] for r in rows),
-        measured=worst["worse_pct"],
-        bound=worst["bound_pct"],
-        unit="%",
-        evidence=tuple(rows),
-        detail=f"worst: {worst['direction']} {label} vs {baseline.label}",
-    )
+    for direction in directions:
+        row: dict[str, Any] = {"direction": direction, "metric": metric}
+        if direction not in current:
+            before = baseline.metrics[direction].get("iops")
+            rows.append({**row, "passed": False, "deviation": None,
+                         "finding": f"{direction} vanished: {before:.6g} IOPS in {baseline.label}, no {direction} I/O in this run"})
+            continue
+        if direction not in baseline.metrics:
+            rows.append({**row, "passed": True, "deviation": None, "finding": f"{direction} is new: no baseline, not judged"})
+            continue
+        before, after = baseline.metrics[direction].get(key), current[direction].get(key)
+        missing = [who for who, value in ((THIS_RUN, after), (baseline.label, before)) if value is None]
+        if missing:
+            rows.append({**row, "passed": False, "deviation": None,
+                         "finding": f"{direction}: no latency samples in {' and '.join(missing)}" if key.endswith("_ns")
+                         else f"{direction}: no {metric} stored for {' and '.join(missing)}"})
+            continue
+        judged = check.evaluate({baseline.label: before / divisor, THIS_RUN: after / divisor}, baseline.label)
+        relative = 100.0 * after / before if before else float("nan")
+        rows.append({**row, "baseline": before / divisor, "current": after / divisor, "relative": relative,
+                     "deviation": judged.measured, "passed": judged.passed,
+                     "finding": f"{direction} = {relative:.1f}" if before else f"{direction}: {judged.detail}"})
+    deviations = [r["deviation"] for r in rows if r["deviation"] is not None]
+    failed = [r for r in rows if not r["passed"]]
+    measured = max(deviations) if deviations else float("nan")
+    mode = check.bound("mode")
+    detail = "; ".join(r["finding"] for r in rows) + f" ({metric}, {baseline.label} = 100, mode {mode}, tolerance {tolerance:g} %)"
+    if failed:
+        detail = f"failing: {', '.join(r['direction'] for r in failed)} | {detail}"
+    return Verdict(check.name, not failed, measured, tolerance, "% points", evidence=tuple(rows), detail=detail)

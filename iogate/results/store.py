@@ -28,7 +28,8 @@ DEFAULT_STORE_PATH = Path(".iogate/results.sqlite")
 SCHEMA_VERSION = 1
 
 # metrics_json layout: {"read": {"iops": .., "bw_bytes_per_s": .., "mean_ns": .., "p99_ns": ..}, "write": {...}}
-DirectionMetrics = dict[str, float]
+# mean_ns / p99_ns are null (None) for a direction that did I/O but has no latency samples: never a stored 0.
+DirectionMetrics = dict[str, float | None]
 Metrics = dict[str, DirectionMetrics]
 
 _SCHEMA = """
@@ -59,18 +60,22 @@ def canonical_params(params: Mapping[str, Any]) -> str:
 
 
 def metrics_from_run(result: RunResult) -> Metrics:
-    """IOPS, bandwidth, mean and p99 completion latency of every active direction of a run."""
+    """IOPS, bandwidth, mean and p99 completion latency of every active direction of a run.
+
+    A direction with I/O but no latency samples stores None for its latencies:
+    a stored 0 would read as "0 ms" and pass every later comparison."""
     metrics: Metrics = {}
     for direction in Dir:
         total = result.total(direction)
         if not total.active:
             continue
+        bins = Histogram.from_json_bins(total.clat.bins)
         metrics[str(direction)] = {
             "iops": total.iops,
             "bw_bytes_per_s": total.bw_bytes_per_s,
-            "mean_ns": total.clat.mean_ns,
-            # From merged histogram bins, never an average of per-job percentiles.
-            "p99_ns": Histogram.from_json_bins(total.clat.bins).percentile_ns(99.0) if total.clat.bins else 0.0,
+            "mean_ns": total.clat.mean_ns if total.clat.samples else None,
+            # From merged histogram bins, never an average of per-job percentiles; None when there are none.
+            "p99_ns": bins.percentile_ns(99.0) if bins.total else None,
         }
     return metrics
 

@@ -64,9 +64,10 @@ def test_degraded_volume_fails_with_regression_verdict(tmp_path: Path) -> None:
 
     same = run_suite(lab_copy(tmp_path, "lab.yaml", BASELINE_QOS), db, "--baseline", "last")
     assert same.returncode == 0, same.stdout[-3000:]
-    assert "regression PASS" in same.stdout
+    assert "iops_vs_stored_baseline PASS" in same.stdout and "p99_vs_stored_baseline PASS" in same.stdout
 
     degraded = run_suite(lab_copy(tmp_path, "degraded.yaml", DEGRADED_QOS), db, "--baseline", "last")
     assert degraded.returncode == 1, degraded.stdout[-3000:]
-    assert "regression FAIL" in degraded.stdout and "verdict failed:" in degraded.stdout
-    assert re.search(r"regression FAIL: measured \d+.*worst: \w+ (IOPS drop|p99 latency rise) vs last run", degraded.stdout)
+    assert "iops_vs_stored_baseline FAIL" in degraded.stdout and "verdict failed:" in degraded.stdout
+    # Capped at 300 of 2000 IOPS: 15 % of the baseline, 85 points below it (bound 20).
+    assert re.search(r"iops_vs_stored_baseline FAIL: measured 8\d.* % points, bound 20 % points.*failing: (read|write)", degraded.stdout)

@@ -17,10 +17,9 @@ from iogate.catalog import (
     load_sweeps,
     load_tiles,
     place_vms,
-    rate_split,
 )
 from iogate.engines.fio.jobfile import job_options
-from iogate.engines.workload import JobSpec
+from iogate.engines.workload import JobSpec, rate_split
 from iogate.errors import LabFileError
 from iogate.hosts.connectors.base import Connection
 from iogate.lab import DeviceIdentity
@@ -80,6 +79,7 @@ def test_scaled_tile_scales_targets_only() -> None:
 
 @pytest.mark.parametrize(("total", "read_pct", "expected"), [
     (10, 66, "7,3"), (10, 95, "9,1"), (70, 95, "66,4"), (10, 100, "10,"), (10, 0, ",10"), (1, 50, "1,1"),
+    (1, 70, "1,1"), (2, 70, "1,1"), (3, 99, "2,1"), (12.5, 70, "8,4"),  # 12.5 rounds to 12 (half to even); 70 % = 8.4
 ])
 def test_rate_split_caps_each_direction_the_mix_has(total: int, read_pct: int, expected: str) -> None:
     assert rate_split(total, read_pct) == expected
@@ -93,6 +93,7 @@ def test_tile_vm_job_rate_is_its_target_and_stays_in_its_region() -> None:
     options = job_options(JobSpec("t01-web-light-1", workload, connection, vm.target_iops), "/logs/x")
     # 95 % read at 10 IOPS: 9 reads + 1 write, not fio's "10" (= 10 each way).
     assert options["rate_iops"] == "9,1"
+    assert "rate_iops" not in workload.extra and workload.rate_iops == 10  # one split, in the job renderer
     assert options["rate_process"] == "linear"
     assert int(options["size"]) == placement.region.span_bytes
     assert placement.region.span_bytes == pytest.approx(0.2 * placement.region.region_bytes, abs=REGION_ALIGN_BYTES)

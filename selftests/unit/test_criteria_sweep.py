@@ -72,11 +72,65 @@ def test_knee_bound_form_passes_and_fails() -> None:
     assert not failed.passed and failed.bound == 750_000 and "measured 700000 IOPS" in failed.line()
 
 
-def test_no_knee_when_latency_grows_in_proportion_reports_the_last_point() -> None:
-    linear = [SweepPoint(str(i), 1000.0 * i, 100_000.0 * i) for i in range(1, 6)]
+def curve(*points: tuple[float, float]) -> list[SweepPoint]:
+    """(IOPS, mean latency us) in load order, labelled p0, p1 ..."""
+    return [SweepPoint(f"p{i}", iops, lat_us * US) for i, (iops, lat_us) in enumerate(points)]
+
+
+def test_latency_growing_with_iops_from_the_start_is_saturated_from_the_first_point() -> None:
+    linear = [SweepPoint(str(i), 1000.0 * i, 100_000.0 * i) for i in range(1, 6)]  # 0.1 -> 0.5 ms: x2 at once
     for method in ("chord", "slope"):
-        verdict = knee.evaluate(linear, method=method)
-        assert verdict.measured == 5000 and "no knee within the sweep" in verdict.detail
+        verdict = knee.evaluate(linear, method=method, min_knee_iops=10)
+        assert not verdict.passed and verdict.measured == 1000
+        assert "saturated from the first point" in verdict.detail and "(x5, +400 us)" in verdict.detail
+
+
+def test_flat_iops_with_doubling_latency_is_saturated_from_the_first_point_not_a_chord_knee() -> None:
+    # Scaled to [0, 1] the chord sees a bend at p1; IOPS grew 1 % while latency doubled at once.
+    flat = curve((10_000, 100), (10_100, 200), (10_150, 400), (10_200, 800))
+    verdict = knee.evaluate(flat)
+    assert not verdict.passed and verdict.measured == 10_000 and "saturated from the first point" in verdict.detail
+    assert not any(row["knee"] for row in verdict.evidence)
+
+
+def test_a_ten_percent_rise_is_not_a_knee() -> None:
+    # The chord alone (scale-invariant) would call p3 a knee: 100 -> 110 us is noise, not saturation.
+    gentle = curve((1000, 100), (2000, 101), (3000, 102), (3500, 104), (3600, 110))
+    unbounded = knee.evaluate(gentle)
+    assert not unbounded.passed and "not saturated within the sweep" in unbounded.detail and "no knee measured" in unbounded.detail
+    assert "(x1.1, +10 us)" in unbounded.detail
+    bounded = knee.evaluate(gentle, min_knee_iops=3000)
+    assert bounded.passed and bounded.measured == 3600 and "the knee lies beyond it" in bounded.detail
+    too_high = knee.evaluate(gentle, min_knee_iops=5000)
+    assert not too_high.passed and "never reached 5000 IOPS" in too_high.detail
+
+
+def test_both_minimum_rises_are_needed() -> None:
+    fast_path = curve((1000, 20), (2000, 21), (3000, 40), (3100, 45))  # +125 % but only +25 us
+    slow_path = curve((1000, 1000), (2000, 1010), (3000, 1090), (3100, 1100))  # +100 us but only +10 %
+    for sweep in (fast_path, slow_path):
+        assert "not saturated within the sweep" in knee.evaluate(sweep).detail
+    # Lowering the absolute minimum makes the fast path's rise count: knee at p1, the last point before it.
+    verdict = knee.evaluate(fast_path, min_rise_latency=10_000)
+    assert "knee at point p1" in verdict.detail and verdict.measured == 2000
+    assert knee.Params(min_rise_latency="10us").min_rise_latency == 10_000  # YAML form
+
+
+def test_a_real_knee_is_reported_with_the_curves_latency_growth() -> None:
+    verdict = knee.evaluate(HOCKEY_STICK, min_knee_iops=500_000)
+    assert verdict.passed and verdict.measured == 700_000
+    assert "knee at point t8" in verdict.detail and "0.15 -> 1.2 ms over the sweep (x8, +1050 us)" in verdict.detail
+    growth = {row["point"]: row["latency_growth"] for row in verdict.evidence}
+    assert growth["t1"] == 1 and growth["t64"] == pytest.approx(8.0)
+
+
+def test_two_points_cannot_locate_a_knee() -> None:
+    rising = knee.evaluate(curve((1000, 100), (1500, 400)), min_knee_iops=10)
+    assert not rising.passed and "two points" in rising.detail
+    level = knee.evaluate(curve((1000, 100), (2000, 105)), min_knee_iops=1500)
+    assert level.passed and "not saturated within the sweep" in level.detail and level.measured == 2000
+    single = knee.evaluate(curve((1000, 100)), min_knee_iops=10)
+    assert not single.passed and "one point" in single.detail
 
 
 def test_slope_knee_when_more_load_brings_no_more_iops() -> None:
@@ -112,3 +166,13 @@ def test_sweep_table_reads_the_baseline_transport_as_100_pct() -> None:
     nbd = [record("rd70-4k-t8", 1500.0), record("rd70-4k-t32", 10.0)]
     assert [r["iops_vs_block_pct"] for r in relative_rows(block, block, "block")] == [100.0, ""]
     assert [r["iops_vs_block_pct"] for r in relative_rows(nbd, block, "block")] == [75.0, ""]
+
+
+def test_a_spec_may_accept_a_stated_outcome_and_the_detail_still_says_it() -> None:
+    flat = curve((10_000, 100), (10_100, 200), (10_150, 400), (10_200, 800))
+    accepted = knee.evaluate(flat, min_knee_iops=5000, accept=("saturated_from_first_point",))
+    assert accepted.passed and "saturated from the first point" in accepted.detail and "accepted by the spec" in accepted.detail
+    assert not knee.evaluate(flat, min_knee_iops=20_000, accept=("saturated_from_first_point",)).passed  # floor still holds
+    gentle = curve((1000, 100), (2000, 101), (3000, 102))
+    assert knee.evaluate(gentle, accept=("not_saturated",)).passed
+    assert not knee.evaluate(gentle, accept=("saturated_from_first_point",)).passed  # each outcome only by name

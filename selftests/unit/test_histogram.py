@@ -17,6 +17,7 @@ from iogate.metrics.histogram import (
     read_hist_log,
     value_to_index,
 )
+from iogate.metrics.nodata import NoData
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "fio"
 DIRS = {0: "read", 1: "write"}
@@ -85,7 +86,8 @@ def test_percentile_follows_fio_rule_on_a_small_histogram() -> None:
     assert hist.percentile_ns(90) == 100
     assert hist.percentile_ns(91) == index_to_value_ns(value_to_index(1000))
     assert hist.percentile_ns(100) == index_to_value_ns(value_to_index(50_000))
-    assert Histogram().percentile_ns(99) == 0.0
+    with pytest.raises(NoData, match="no latency samples: p99 of an empty histogram"):
+        Histogram().percentile_ns(99)
     with pytest.raises(ValueError):
         hist.percentile_ns(0)
 

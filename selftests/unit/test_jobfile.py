@@ -1,6 +1,8 @@
 """Job rendering: a WorkloadSpec becomes the fio options a storage engineer expects."""
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from iogate.arrays.base import Volume
 from iogate.engines.fio.jobfile import job_options, render
@@ -35,7 +37,7 @@ def test_partly_random() -> None:
 
 def test_rate_split_by_mix() -> None:
     assert options(read_pct=70, rate_iops=100)["rate_iops"] == "70,30"
-    assert options(read_pct=100, rate_iops=25)["rate_iops"] == "25"
+    assert options(read_pct=100, rate_iops=25)["rate_iops"] == "25,"
     assert options(read_pct=0, rate_iops=25)["rate_iops"] == ",25"
 
 
@@ -69,3 +71,32 @@ def test_rate_never_rounds_a_direction_to_uncapped() -> None:
     # 95 % of 8 IOPS rounds to 8 reads: writes must still get their own cap, not fio's "same as reads".
     assert options(read_pct=95, rate_iops=8)["rate_iops"] == "7,1"
     assert options(read_pct=5, rate_iops=8)["rate_iops"] == "1,7"
+
+
+def test_rate_1_at_70_pct_read_caps_both_directions_never_0() -> None:
+    """fio reads 0 as "uncapped": "0,1" would let reads run free. One IOPS cannot be split: 1 each way."""
+    assert options(read_pct=70, rate_iops=1)["rate_iops"] == "1,1"
+
+
+@given(total=st.integers(min_value=1, max_value=100_000), read_pct=st.integers(min_value=0, max_value=100))
+def test_every_split_caps_each_direction_of_the_mix_and_keeps_the_total(total: int, read_pct: int) -> None:
+    reads_text, writes_text = options(read_pct=read_pct, rate_iops=total)["rate_iops"].split(",")
+    if read_pct < 100:
+        assert int(writes_text) >= 1  # writes happen: they have a cap, never 0 / missing
+    else:
+        assert writes_text == ""
+    if read_pct > 0:
+        assert int(reads_text) >= 1
+    else:
+        assert reads_text == ""
+    caps = [int(t) for t in (reads_text, writes_text) if t]
+    assert sum(caps) == max(total, len(caps))  # the target, or 1 each when the target is too small to split
+    if 0 < read_pct < 100 and total >= 2:
+        assert abs(int(reads_text) - total * read_pct / 100) <= 1  # the mix, to the nearest whole I/O
+
+
+
+def test_a_verifying_write_job_caps_its_verify_reads_too() -> None:
+    """fio 3.33 dies of SIGFPE when verify reads run under a write-only rate (",N")."""
+    assert options(read_pct=0, rate_iops=200, verify="crc32c")["rate_iops"] == "200,200"
+    assert options(read_pct=0, rate_iops=200)["rate_iops"] == ",200"

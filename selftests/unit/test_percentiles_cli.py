@@ -108,3 +108,26 @@ def test_bad_percentiles_are_a_usage_error(bad: str, capsys: pytest.CaptureFixtu
     with pytest.raises(SystemExit) as exc:
         main([str(DATA / "randrw.json"), "--p", bad])
     assert exc.value.code == 2
+
+
+def test_a_direction_with_io_but_no_latency_samples_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    doc = json.loads((DATA / "randrw.json").read_text()[(DATA / "randrw.json").read_text().index("{"):])
+    doc["jobs"][0]["write"]["clat_ns"]["bins"] = {}
+    broken = tmp_path / "no_bins.json"
+    broken.write_text(json.dumps(doc))
+    assert main([str(broken)]) == 2
+    assert "write did 1200 I/Os but holds no latency samples" in capsys.readouterr().err
+
+
+def test_single_job_percentiles_are_fios_own(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """One job alone: the CLI prints fio's json percentiles for that job, bin for bin."""
+    text = (DATA / "randrw.json").read_text()
+    doc = json.loads(text[text.index("{"):])
+    job = doc["jobs"][0]
+    single = tmp_path / "one_job.json"
+    single.write_text(json.dumps({**doc, "jobs": [job]}))
+    keys = list(job["read"]["clat_ns"]["percentile"])
+    out = run_json(capsys, str(single), "--p", ",".join(keys))
+    for direction in ("read", "write"):
+        for key, fio_ns in job[direction]["clat_ns"]["percentile"].items():
+            assert out[direction][f"{float(key):g}"] == fio_ns, (direction, key)

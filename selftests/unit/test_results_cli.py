@@ -5,7 +5,7 @@ from pathlib import Path
 import openpyxl
 import pytest
 
-from iogate.results.cli import main
+from iogate.results.cli import main, point_row
 from iogate.results.store import ResultsStore, RunPoint, StoreError
 from iogate.verdict import Verdict
 
@@ -27,3 +27,10 @@ def test_export_splits_families_and_shows_verdicts(tmp_path: Path) -> None:
 def test_export_of_missing_store_names_it(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="nothing.sqlite does not exist"):
         main(["--store", str(tmp_path / "nothing.sqlite")])
+
+
+def test_a_latency_without_samples_exports_as_no_data_not_zero() -> None:
+    point = RunPoint(run_id="r1", lab="l", array="a", test_id="tests/test_baseline.py::t::p", params={},
+                     metrics={"read": {"iops": 1000.0, "bw_bytes_per_s": 4096000.0, "mean_ns": None, "p99_ns": None}})
+    row = point_row(point)
+    assert row["read.p99_ms"] == "no data" and row["read.mean_ms"] == "no data" and row["read.iops"] == 1000.0

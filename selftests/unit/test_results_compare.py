@@ -1,4 +1,7 @@
-"""Baselines (last, median:K, run id) and the regression verdict, with data that passes and data that fails."""
+"""Baselines (last, median:K, run id) and the regression verdicts, with data that passes and data that fails.
+
+Every expected figure is worked out by hand in the test (e.g. 9000 vs 10000 IOPS = 90 = 10 points below).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from criteria.relative_to_baseline import Params as RelativeParams
+from criteria.spec import Check
+from iogate.errors import LabFileError
 from iogate.results.compare import Baseline, BaselineNotFound, choose_baseline, median_metrics, regression_verdict
 from iogate.results.store import ResultsStore, RunPoint
 
@@ -63,43 +69,109 @@ def test_median_of_metrics_per_direction() -> None:
     assert merged["write"]["iops"] == 3000.0
 
 
+
+
+def test_median_skips_runs_without_latency_and_keeps_none_when_no_run_has_it() -> None:
+    runs = [metrics(1.0, 10.0), {"read": {"iops": 3.0, "p99_ns": None}}, metrics(2.0, 30.0)]
+    assert median_metrics(runs)["read"] == {"iops": 2.0, "p99_ns": 20.0}
+    assert median_metrics([{"read": {"iops": 1.0, "p99_ns": None}}])["read"]["p99_ns"] is None
+
+
+def check(name: str, metric: str, mode: str, tolerance_pct: float, criterion: str = "relative_to_baseline") -> Check:
+    params = RelativeParams(tolerance_pct=tolerance_pct, mode=mode, metric=metric)
+    return Check(name, "regression", criterion, params, where="spec.yaml line 9")
+
+
+IOPS_DROP_5 = check("iops_vs_stored_baseline", "iops", "not_below", 5)
+P99_RISE_10 = check("p99_vs_stored_baseline", "p99_latency_ms", "not_above", 10)
 BASE = Baseline("last run r3", metrics(10_000.0, 1_000_000.0), ("r3",))
 
 
 def test_small_changes_pass() -> None:
-    verdict = regression_verdict(metrics(9_600.0, 1_080_000.0), BASE, max_iops_drop_pct=5, max_p99_rise_pct=10)
-    assert verdict.passed
-    assert verdict.criterion == "regression" and verdict.unit == "%"
+    now = metrics(9_600.0, 1_080_000.0)
+    iops, p99 = regression_verdict(now, BASE, IOPS_DROP_5), regression_verdict(now, BASE, P99_RISE_10)
+    assert iops.passed and p99.passed
+    assert iops.criterion == "iops_vs_stored_baseline" and iops.unit == "% points"
+    assert iops.measured == pytest.approx(4.0)  # read 9600 / 10000 = 96: 4 points below
+    assert p99.measured == pytest.approx(8.0)  # read p99 1.08 / 1.0 ms = 108
 
 
-def test_iops_drop_beyond_bound_fails_and_is_the_reported_measure() -> None:
-    verdict = regression_verdict(metrics(9_000.0, 1_000_000.0), BASE, max_iops_drop_pct=5, max_p99_rise_pct=10)
+def test_iops_drop_beyond_bound_fails_and_names_the_direction() -> None:
+    verdict = regression_verdict(metrics(9_000.0, 1_000_000.0), BASE, IOPS_DROP_5)
     assert not verdict.passed
     assert verdict.measured == pytest.approx(10.0) and verdict.bound == 5
-    assert "read IOPS drop vs last run r3" in verdict.detail
-    failing = [row for row in verdict.evidence if not row["passed"]]
-    assert [(r["direction"], r["metric"]) for r in failing] == [("read", "iops")]
+    assert verdict.detail.startswith("failing: read |") and "read = 90.0" in verdict.detail
+    assert [(r["direction"], r["passed"]) for r in verdict.evidence] == [("read", False), ("write", True)]
 
 
 def test_p99_rise_beyond_bound_fails() -> None:
-    verdict = regression_verdict(metrics(10_000.0, 1_000_000.0, write_p99_ns=2_500_000.0), BASE,
-                                 max_iops_drop_pct=5, max_p99_rise_pct=10)
+    verdict = regression_verdict(metrics(10_000.0, 1_000_000.0, write_p99_ns=2_500_000.0), BASE, P99_RISE_10)
     assert not verdict.passed
-    assert verdict.measured == pytest.approx(25.0) and verdict.bound == 10
-    assert "write p99 latency rise" in verdict.detail
+    assert verdict.measured == pytest.approx(25.0) and verdict.bound == 10  # 2.5 / 2.0 ms = 125
+    assert "failing: write" in verdict.detail
 
 
-def test_improvements_never_fail() -> None:
-    verdict = regression_verdict(metrics(20_000.0, 500_000.0, 6000.0, 1_000_000.0), BASE, max_iops_drop_pct=0, max_p99_rise_pct=0)
-    assert verdict.passed
-    assert verdict.measured < 0
+def test_improvements_never_fail_with_one_sided_modes() -> None:
+    better = metrics(20_000.0, 500_000.0, 6000.0, 1_000_000.0)
+    assert regression_verdict(better, BASE, check("i", "iops", "not_below", 0)).passed
+    assert regression_verdict(better, BASE, check("p", "p99_latency_ms", "not_above", 0)).passed
+
+
+def test_mode_is_honoured_within_fails_on_a_rise_not_below_does_not() -> None:
+    faster = metrics(12_000.0, 1_000_000.0)  # read = 120
+    assert regression_verdict(faster, BASE, check("iops", "iops", "not_below", 10)).passed
+    within = regression_verdict(faster, BASE, check("iops", "iops", "within", 10))
+    assert not within.passed and within.measured == pytest.approx(20.0)
+
+
+def test_metric_is_honoured_bandwidth_and_mean_latency_are_read_from_the_store() -> None:
+    then = {"read": {"iops": 1000.0, "bw_bytes_per_s": 8_000_000.0, "mean_ns": 200_000.0, "p99_ns": 1e6}}
+    now = {"read": {"iops": 1000.0, "bw_bytes_per_s": 4_000_000.0, "mean_ns": 300_000.0, "p99_ns": 1e6}}
+    base = Baseline("run r1", then, ("r1",))
+    assert regression_verdict(now, base, check("iops", "iops", "not_below", 10)).passed  # same IOPS
+    bandwidth = regression_verdict(now, base, check("mbps", "mb_per_s", "not_below", 10))
+    assert not bandwidth.passed and bandwidth.measured == pytest.approx(50.0)  # 4 of 8 MB/s
+    assert bandwidth.evidence[0]["baseline"] == pytest.approx(8.0) and bandwidth.evidence[0]["current"] == pytest.approx(4.0)
+    mean = regression_verdict(now, base, check("mean", "mean_latency_ms", "not_above", 20))
+    assert not mean.passed and mean.measured == pytest.approx(50.0)  # 0.3 vs 0.2 ms
+
+
+def test_a_vanished_direction_is_a_regression() -> None:
+    """The workload stopped writing: reads alone unchanged must not pass."""
+    reads_only = {"read": {"iops": 10_000.0, "p99_ns": 1_000_000.0}}
+    for each in (IOPS_DROP_5, P99_RISE_10):
+        verdict = regression_verdict(reads_only, BASE, each)
+        assert not verdict.passed
+        assert "failing: write" in verdict.detail and "write vanished: 3000 IOPS in last run r3" in verdict.detail
+
+
+def test_a_new_direction_is_shown_not_judged() -> None:
+    now = {**metrics(10_000.0, 1_000_000.0), "trim": {"iops": 50.0, "p99_ns": 1.0}}
+    verdict = regression_verdict(now, BASE, IOPS_DROP_5)
+    assert verdict.passed and "trim is new" in verdict.detail
+
+
+def test_no_latency_samples_is_a_fail_not_a_zero() -> None:
+    no_samples = {"read": {"iops": 10_000.0, "p99_ns": None}, "write": {"iops": 3000.0, "p99_ns": 2_000_000.0}}
+    verdict = regression_verdict(no_samples, BASE, P99_RISE_10)
+    assert not verdict.passed and "read: no latency samples in this run" in verdict.detail
+    stored_without = Baseline("run r0", no_samples, ("r0",))
+    against = regression_verdict(metrics(10_000.0, 1_000_000.0), stored_without, P99_RISE_10)
+    assert not against.passed and "read: no latency samples in run r0" in against.detail
+    assert regression_verdict(no_samples, BASE, IOPS_DROP_5).passed  # IOPS are there and unchanged
 
 
 def test_zero_bound_fails_on_any_worsening() -> None:
-    verdict = regression_verdict(metrics(9_999.0, 1_000_000.0), BASE, max_iops_drop_pct=0, max_p99_rise_pct=0)
-    assert not verdict.passed
+    assert not regression_verdict(metrics(9_999.0, 1_000_000.0), BASE, check("i", "iops", "not_below", 0)).passed
 
 
-def test_no_common_direction_is_an_error_not_a_pass() -> None:
-    with pytest.raises(ValueError, match="no direction measured in both runs"):
-        regression_verdict({"trim": {"iops": 1.0, "p99_ns": 1.0}}, BASE, max_iops_drop_pct=5, max_p99_rise_pct=10)
+def test_other_criteria_and_unstored_metrics_are_spec_errors() -> None:
+    with pytest.raises(LabFileError, match="spec.yaml line 9: .*criterion 'throughput_min' cannot compare"):
+        regression_verdict(metrics(1.0, 1.0), BASE, check("x", "iops", "within", 5, criterion="throughput_min"))
+    with pytest.raises(LabFileError, match="metric 'p50_latency_ms' is not stored"):
+        regression_verdict(metrics(1.0, 1.0), BASE, check("x", "p50_latency_ms", "within", 5))
+
+
+def test_nothing_in_either_run_is_an_error_not_a_pass() -> None:
+    with pytest.raises(ValueError, match="neither run did any I/O"):
+        regression_verdict({}, Baseline("run r0", {}, ("r0",)), IOPS_DROP_5)

@@ -91,3 +91,16 @@ def test_metrics_from_run_merge_jobs_and_take_p99_from_merged_bins() -> None:
     assert metrics["read"]["iops"] == 100.0
     assert metrics["read"]["p99_ns"] == float(index_to_value_ns(value_to_index(100_000)))
     assert metrics["read"]["mean_ns"] == pytest.approx((99 * 100_000 + 5_000_000) / 100)
+
+
+def test_a_direction_with_io_but_no_latency_bins_stores_none_not_zero(tmp_path: Path) -> None:
+    idle = {Dir.WRITE: Direction(Dir.WRITE), Dir.TRIM: Direction(Dir.TRIM)}
+    no_bins = Direction(dir=Dir.READ, ios=1000, io_bytes=1000 * 4096, runtime_ms=1000, iops=1000.0, bw_bytes_per_s=4096e3,
+                        clat=LatencyStats())
+    run = RunResult("p", (JobResult("a", "h", {Dir.READ: no_bins, **idle}),), Series(), start_ms=0, end_ms=1000)
+    metrics = metrics_from_run(run)
+    assert metrics["read"]["iops"] == 1000.0
+    assert metrics["read"]["p99_ns"] is None and metrics["read"]["mean_ns"] is None
+    store = ResultsStore(tmp_path / "r.sqlite")
+    store.add(RunPoint(run_id="r1", lab="l", array="a", test_id="t", params={}, metrics=metrics))
+    assert store.points("r1")[0].metrics["read"]["p99_ns"] is None  # SQLite JSON null, read back as None

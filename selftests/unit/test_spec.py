@@ -154,3 +154,26 @@ def test_latency_units() -> None:
     assert parse_latency_ns("2s") == 2e9
     with pytest.raises(ValueError, match="not a latency"):
         parse_latency_ns("fast")
+
+
+def test_a_window_key_is_refused_with_why_and_where(tmp_path: Path) -> None:
+    """`window:` changed nothing (tests choose the windows): a spec that sets it is told so, at its line."""
+    path = write(tmp_path, """\
+version: 1
+families:
+  events:
+    checks:
+      drop:
+        criterion: throughput_impact
+        metric: iops
+        window: recovery
+        max_drop_pct: 50
+""")
+    with pytest.raises(LabFileError, match=r"spec\.yaml line 8: families\.events\.checks\.drop\.window: was removed"):
+        load_spec(path)
+
+
+@pytest.mark.parametrize("name", ["poc", "nightly"])
+def test_shipped_knee_checks_use_the_saturation_minimums(name: str) -> None:
+    check = load_named(name).for_family("sweep")["io_before_saturation"]
+    assert check.bound("min_rise_pct") == 50 and check.bound("min_rise_latency") == 50_000

@@ -8,6 +8,7 @@ import pytest
 
 from iogate.engines.fio.parse import parse_logs
 from iogate.metrics.histogram import Histogram, value_to_index
+from iogate.metrics.nodata import NoData
 from iogate.metrics.types import Dir, HistSample, Sample, Series
 from iogate.metrics.windows import Window, event_windows, measure_window, window_stats
 
@@ -79,7 +80,8 @@ def test_window_totals_per_direction_and_together() -> None:
     # Percentiles come from the window's merged hist samples (reads only here).
     assert during.of("read").percentile_ns(99) == pytest.approx(400_000, rel=1 / 128)
     assert before.of("read").histogram.total == 4 * 2 * 100
-    assert during.of("write").percentile_ns(99) == 0.0  # no write hist samples: no invented numbers
+    with pytest.raises(NoData, match="no latency samples"):  # no write hist samples: no invented numbers
+        during.of("write").percentile_ns(99)
     assert during.of("trim").intervals == ()
 
 

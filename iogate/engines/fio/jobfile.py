@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from iogate.engines.workload import JobSpec, WorkloadSpec
+from iogate.engines.workload import JobSpec, WorkloadSpec, rate_split
 
 # Every run logs per-second IOPS, latency and latency histograms on the epoch
 # clock so series line up with events, hosts and each other.
@@ -40,17 +40,8 @@ def _rw(workload: WorkloadSpec) -> dict[str, str]:
 def _rate(workload: WorkloadSpec) -> dict[str, str]:
     if not workload.rate_iops:
         return {}
-    # fio caps reads and writes separately; split the job's total by the mix. A single
-    # value would cap each direction at it, and 0 means "uncapped": a direction that
-    # does I/O always gets a cap of at least 1.
-    if workload.read_pct == 100:
-        rate = str(workload.rate_iops)
-    elif workload.read_pct == 0:
-        rate = f",{workload.rate_iops}"
-    else:
-        reads = min(max(round(workload.rate_iops * workload.read_pct / 100), 1), workload.rate_iops - 1)
-        rate = f"{reads},{max(workload.rate_iops - reads, 1)}"
-    return {"rate_iops": rate, "rate_process": "poisson"}
+    split = rate_split(workload.rate_iops, workload.read_pct, verify_reads=bool(workload.verify))
+    return {"rate_iops": split, "rate_process": "poisson"}
 
 
 def _data_pattern(workload: WorkloadSpec) -> dict[str, str]:
