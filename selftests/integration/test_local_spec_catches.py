@@ -173,19 +173,19 @@ def test_the_clean_lab_passes_the_snapshot_and_dedupe_checks(tmp_path: Path) -> 
 
 # -- IOPS: the array delivers less than it commits --------------------------------------------------
 def test_a_cap_below_the_commitment_fails_iops_min(tmp_path: Path) -> None:
-    rows = run_family(tmp_path, "baseline", lab_edit=cap(read_iops=350, write_iops=350))
+    rows = run_family(tmp_path, "baseline", lab_edit=cap(read_iops=200, write_iops=200))
     assert_caught(rows, {"iops_min"})
     assert rows["iops_min"][0]["measured"] < rows["iops_min"][0]["bound"]
 
 
 def test_a_cap_below_the_commitment_fails_the_sweep_curves(tmp_path: Path) -> None:
-    rows = run_family(tmp_path, "sweep", lab_edit=cap(read_iops=350, write_iops=350))
+    rows = run_family(tmp_path, "sweep", lab_edit=cap(read_iops=200, write_iops=200))
     assert_caught(rows, {"iops_at_latency", "io_before_saturation"})
 
 
 def test_a_cap_below_the_commitment_fails_kpi_throughput(tmp_path: Path) -> None:
-    rows = run_family(tmp_path, "kpi", lab_edit=cap(read_iops=350, write_iops=350))
-    # SPEED at queue depth 1 is paced by the cap too (1/350 s per I/O); a lower cap's throttle slices
+    rows = run_family(tmp_path, "kpi", lab_edit=cap(read_iops=200, write_iops=200))
+    # SPEED at queue depth 1 is paced by the cap too (1/200 s per I/O); a lower cap's throttle slices
     # also make the one-second rounds of the top step swing (steady_state).
     assert_caught(rows, {"throughput_at_latency"}, also={"speed_latency_max", "steady_state"})
 
@@ -198,9 +198,9 @@ def test_a_cap_below_the_tile_targets_fails_targets_held_naming_vms(tmp_path: Pa
 
 # -- latency: a stall -------------------------------------------------------------------------------
 def test_a_stall_fails_max_latency_only(tmp_path: Path) -> None:
-    """fio stopped for 0.4 s in a 10 s run: a few I/Os wait 0.4 s (max), too few for the p99; the IOPS
-    lost in the stall and the throttle's catch-up may take iops_min below its tight floor too."""
-    rows = run_family(tmp_path, "baseline", args=("--runtime", "10"), stall=Stall("fio", after_s=4, for_s=0.4, also="-baseline/"))
+    """fio stopped for 2.5 s in a 20 s run: a few I/Os wait 2.5 s (max, beyond its calibrated ~1 s), too
+    few for the p99; the IOPS lost in the stall may take iops_min below its floor too."""
+    rows = run_family(tmp_path, "baseline", args=("--runtime", "20"), stall=Stall("fio", after_s=5, for_s=2.5, also="-baseline/"))
     assert_caught(rows, {"max_latency_max"}, also={"iops_min"})
 
 
@@ -227,6 +227,18 @@ def test_a_stalled_nbd_server_fails_the_protocol_comparison_naming_nbd(tmp_path:
 def test_a_snapshot_on_backend_write_without_the_cap_fails_its_drop(tmp_path: Path) -> None:
     rows = run_family(tmp_path, "events", lab_edit=uncapped, args=("-k", "backend_write and snapshot"))
     assert_caught(rows, {"snapshot_backend_write_drop_max"})
+
+
+def test_a_stall_while_the_snapshot_exists_fails_the_read_drop(tmp_path: Path) -> None:
+    """The read case's fio stopped for 2 s inside the snapshot phase: the event window's reads drop."""
+    rows = run_family(tmp_path, "events", args=("-k", "snapshot and read"),
+                      stall=Stall("fio", after_s=7, for_s=2, also="-snapshot-read/"))
+    assert_caught(rows, {"snapshot_read_drop_max"}, also={"snapshot_p99_latency_max"})  # the stalled I/Os' latency
+
+
+def test_a_stall_during_the_replica_sync_fails_its_drop(tmp_path: Path) -> None:
+    rows = run_family(tmp_path, "events", args=("-k", "replica"), stall=Stall("fio", after_s=7, for_s=2, also="-replica-sync/"))
+    assert_caught(rows, {"replica_sync_drop_max"}, also={"replica_sync_p99_latency_max"})
 
 
 # -- an I/O error -----------------------------------------------------------------------------------
