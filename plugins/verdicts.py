@@ -73,7 +73,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def _append_rows(path: str, nodeid: str, verdicts: list[Verdict]) -> None:
     with Path(path).open("a", encoding="utf-8") as out:
         for verdict in verdicts:
-            out.write(json.dumps({"test": nodeid, **verdict.row()}) + "\n")
+            out.write(json.dumps({"test": nodeid, **verdict.row(), "evidence": list(verdict.evidence)}, default=str) + "\n")
 
 
 @pytest.hookimpl(tryfirst=True)
