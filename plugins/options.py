@@ -71,6 +71,14 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+def pytest_report_header(config: pytest.Config) -> str | None:
+    """The console's first lines say which lab, profile and spec judge this run."""
+    if CONFIG_KEY not in config.stash:
+        return None
+    c = config.stash[CONFIG_KEY]
+    return f"iogate: lab {c.lab.name} ({c.lab.path}), profile {c.profile.name}, spec {c.spec.path} (chosen by {c.spec_chosen_by})"
+
+
 def spec_path(option: str | None, lab: Lab) -> Path:
     """Which spec judges the run: --criteria, else the lab's own `criteria:`, else criteria/poc.yaml.
 
