@@ -60,8 +60,10 @@ def main(argv: list[str] | None = None) -> int:
             outcomes.append((done.returncode, took, last))
             print(f"  {index + 1}/{args.n}: {'PASS' if done.returncode == 0 else 'FAIL'} in {took:.0f} s: {last}", flush=True)
             if done.returncode != 0:
-                failed = [line for line in done.stdout.splitlines() if line.startswith(("FAILED", "ERROR"))]
-                for line in failed[:10]:
+                lines = done.stdout.splitlines()
+                failed = [line for line in lines if line.startswith(("FAILED", "ERROR"))]
+                verdicts = list(dict.fromkeys(line for line in lines if line.startswith("verdict failed:")))
+                for line in failed[:10] + verdicts[:20]:
                     print(f"      {line}", flush=True)
     passed = sum(1 for rc, _, _ in outcomes if rc == 0)
     times = sorted(t for _, t, _ in outcomes)
