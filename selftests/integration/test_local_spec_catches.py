@@ -10,8 +10,9 @@ clean lab passes every check of the family (same runner, nothing injected).
 Degradations, all on what this run provisioned and started:
   * the array delivers less than it commits: a blkio cap below the lab's (lab file);
   * a stall: SIGSTOP of the run's own fio (or nbdkit: a dead protocol path) for a while;
-  * a data service that costs throughput: a snapshot on the backend-write case
-    of a volume without the lab's cap (copy-on-write then shows);
+  * a data service that costs throughput: a blkio cap far below the commitment
+    set the moment the snapshot or the replica's copy appears (on the run's own
+    volume, in its own cgroup);
   * an I/O error: the volumes' backing files truncated under load (EIO through the loop device).
 Some degradations fail two checks by construction (a lower cap lowers IOPS and
 raises the throttle queue's latency); the expected sets say so.
@@ -109,14 +110,16 @@ class Throttle(Stall):
     """A blkio cap below the target on the run's own volume `volume` (its loop device, in its run's cgroup),
     set `after_s` after a matching fio appears and kept: the array delivers less than the VMs ask."""
 
-    def __init__(self, volume: str, iops: int, *, after_s: float, also: str) -> None:
+    def __init__(self, volume: str, iops: int, *, after_s: float = 0, also: str = "", once_exists: str = "") -> None:
         super().__init__("fio", after_s=after_s, for_s=0, also=also)
-        self.volume, self.iops = volume, iops
+        self.volume, self.iops, self.once_exists = volume, iops, once_exists
 
     def start(self, workdir: Path) -> threading.Thread:
         def run() -> None:
-            deadline = time.monotonic() + 300
-            while not our_processes(workdir, "fio", self.also) and time.monotonic() < deadline:
+            deadline = time.monotonic() + 600
+            # Anchored on the array action itself when given (its file appears), else on the load's fio.
+            while time.monotonic() < deadline and not (
+                    any(workdir.glob(self.once_exists)) if self.once_exists else our_processes(workdir, "fio", self.also)):
                 time.sleep(0.05)
             time.sleep(self.after_s)
             for image in workdir.glob(f"runs/*/pool/{self.volume}.img"):
@@ -179,10 +182,6 @@ def cap(read_iops: int | None = None, write_iops: int | None = None) -> Callable
         lab["volumes"]["qos"] = {k: v for k, v in {"read_iops": read_iops, "write_iops": write_iops}.items() if v}
 
     return edit
-
-
-def uncapped(lab: dict[str, Any]) -> None:
-    lab["volumes"].pop("qos", None)
 
 
 # -- the clean lab passes ---------------------------------------------------------------------------
@@ -254,9 +253,11 @@ def test_a_stalled_nbd_server_fails_the_protocol_comparison_naming_nbd(tmp_path:
 
 
 # -- a data service that costs throughput -----------------------------------------------------------
-def test_a_snapshot_on_backend_write_without_the_cap_fails_its_drop(tmp_path: Path) -> None:
-    rows = run_family(tmp_path, "events", lab_edit=uncapped, args=("-k", "backend_write and snapshot"))
-    assert_caught(rows, {"snapshot_backend_write_drop_max"})
+def test_a_snapshot_that_costs_the_backend_write_throughput_fails_its_drop(tmp_path: Path) -> None:
+    """Copy-on-write made expensive: the volume capped at 60 IOPS once the snapshot exists (its file appears)."""
+    rows = run_family(tmp_path, "events", args=("-k", "backend_write and snapshot"),
+                      stall=Throttle("events-snap", 60, once_exists="runs/*/pool/events-snap@backend_write.img"))
+    assert_caught(rows, {"snapshot_backend_write_drop_max"}, also={"snapshot_p99_latency_max"})
 
 
 def test_a_stall_while_the_snapshot_exists_fails_the_read_drop(tmp_path: Path) -> None:
@@ -266,9 +267,11 @@ def test_a_stall_while_the_snapshot_exists_fails_the_read_drop(tmp_path: Path) -
     assert_caught(rows, {"snapshot_read_drop_max"}, also={"snapshot_p99_latency_max"})  # the stalled I/Os' latency
 
 
-def test_a_stall_during_the_replica_sync_fails_its_drop(tmp_path: Path) -> None:
-    rows = run_family(tmp_path, "events", args=("-k", "replica"), stall=Stall("fio", after_s=7, for_s=2, also="-replica-sync/"))
-    assert_caught(rows, {"replica_sync_drop_max"}, also={"replica_sync_p99_latency_max"})
+def test_a_cap_below_the_commitment_while_the_replica_syncs_fails_its_drop(tmp_path: Path) -> None:
+    """The volume capped at 60 IOPS once the replica's copy starts (its file appears): the sync costs the load."""
+    rows = run_family(tmp_path, "events", args=("-k", "replica"),
+                      stall=Throttle("events-mirror", 60, once_exists="runs/*/replica/events-mirror.img"))
+    assert_caught(rows, {"replica_sync_drop_max"}, also={"replica_sync_p99_latency_max"})  # the throttle queue's latency
 
 
 # -- an I/O error -----------------------------------------------------------------------------------
