@@ -7,14 +7,24 @@ VENV := .venv
 PY := $(VENV)/bin/python
 LAB ?= labs/local.yaml
 PROFILE ?= smoke
-CRITERIA ?= criteria/poc.yaml
+# Empty: the lab file names its spec (labs/local.yaml -> criteria/local.yaml), else criteria/poc.yaml.
+CRITERIA ?=
 RESULTS ?= allure-results
 REPORT ?= allure-report
 PYTEST_ARGS ?=
 STAMP := $(VENV)/.installed
 VENDOR_STAMP := $(VENV)/.installed-vendors
 
+<<<<<<< HEAD
 .PHONY: setup apt venv vendors allure-cli accept check faults report export bench lint cleanup clean
+=======
+N ?= 5
+TESTS ?= selftests/unit
+FAMILIES ?= baseline,sweep,tiles,kpi,protocols,events
+CALIBRATE_ARGS ?=
+
+.PHONY: setup apt venv allure-cli accept check report export bench lint cleanup clean soak calibrate
+>>>>>>> b-specs
 
 setup: apt $(STAMP) allure-cli
 
@@ -51,7 +61,7 @@ allure-cli:
 
 accept: setup
 	@rm -rf $(RESULTS); mkdir -p $(RESULTS)
-	$(PY) -m pytest tests --lab $(LAB) --profile $(PROFILE) --criteria $(CRITERIA) \
+	$(PY) -m pytest tests --lab $(LAB) --profile $(PROFILE) $(if $(CRITERIA),--criteria $(CRITERIA)) \
 	    --alluredir $(RESULTS) $(PYTEST_ARGS); rc=$$?; \
 	$(MAKE) --no-print-directory report; \
 	$(PY) -m iogate export --out exports || true; exit $$rc
@@ -70,7 +80,15 @@ faults: setup
 	$(PY) -m pytest selftests/faults -m faults $(PYTEST_ARGS)
 
 lint:
-	$(VENV)/bin/ruff check iogate fixtures plugins criteria tests selftests conftest.py
+	$(VENV)/bin/ruff check iogate fixtures plugins criteria tests selftests tools conftest.py
+
+# Repeat TESTS N times from a fresh clone of HEAD and print pass counts: make soak N=5 TESTS="selftests/labvm".
+soak: setup
+	$(PY) tools/soak.py --n $(N) -- $(TESTS)
+
+# Run each family of the local spec N times and write criteria/local.calibration.md (N >= 20 for a record that sets bounds).
+calibrate: setup
+	$(PY) tools/calibrate.py --n $(N) --families $(FAMILIES) --rows criteria/local.calibration $(CALIBRATE_ARGS)
 
 bench: setup
 	$(PY) -m iogate.bench.overhead

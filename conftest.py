@@ -5,6 +5,7 @@ pytest_plugins = [
     "plugins.report",
     "plugins.results",
     "plugins.verdicts",
+    "plugins.steps",
     "plugins.parametrize",
     "plugins.scheduling",
     "plugins.progress",

@@ -129,6 +129,9 @@ class Lab(Strict):
     # jobs). 1 for a real array; a functional lab (an emulated VM doing hundreds of IOPS) lowers
     # it so "targets held" judges the array's behaviour, not the emulator's speed.
     load_scale: float = Field(default=1.0, gt=0, le=1)
+    # The acceptance spec that judges this lab's runs unless --criteria names another
+    # (a path relative to the repository root, or to the lab file's directory).
+    criteria: str | None = None
     path: str = ""
 
     @model_validator(mode="after")

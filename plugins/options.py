@@ -13,6 +13,7 @@ from iogate.lab import DEFAULT_LAB, Lab, load_lab
 from iogate.profiles import Profile, resolve_profile
 
 ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_SPEC = ROOT / "criteria" / "poc.yaml"
 CONFIG_KEY = pytest.StashKey["IOGateConfig"]()
 
 
@@ -23,6 +24,13 @@ class IOGateConfig:
     spec: AcceptanceSpec
     results_db: Path
     baseline: str | None
+    spec_chosen_by: str = "default"  # "--criteria", "lab <file>" or "default": the report says which
+
+
+def spec_chosen_by(option: str | None, lab: Lab) -> str:
+    if option:
+        return "--criteria"
+    return f"lab {lab.path}" if lab.criteria else "default"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -32,7 +40,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--profile-file", default=None, help="YAML overriding the profile's durations and grids")
     group.addoption("--runtime", type=float, default=None, help="override: measured seconds per run point")
     group.addoption("--ramp", type=float, default=None, help="override: warmup seconds per run point")
-    group.addoption("--criteria", default=str(ROOT / "criteria" / "poc.yaml"), help="acceptance spec YAML (criteria/poc.yaml)")
+    group.addoption("--criteria", default=None,
+                    help="acceptance spec YAML (default: the lab file's `criteria:`, else criteria/poc.yaml)")
     group.addoption("--results-db", default=str(ROOT / ".iogate" / "results.sqlite"), help="SQLite results store")
     group.addoption("--baseline", default=None, help="compare with stored runs: last | median:K | RUN_ID")
 
@@ -49,7 +58,7 @@ def pytest_configure(config: pytest.Config) -> None:
             runtime_s=config.option.runtime,
             ramp_s=config.option.ramp,
         )
-        spec = load_spec(config.option.criteria)
+        spec = load_spec(spec_path(config.option.criteria, lab))
     except (IOGateError, ValueError) as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[CONFIG_KEY] = IOGateConfig(
@@ -58,7 +67,33 @@ def pytest_configure(config: pytest.Config) -> None:
         spec=spec,
         results_db=Path(config.option.results_db),
         baseline=config.option.baseline,
+        spec_chosen_by=spec_chosen_by(config.option.criteria, lab),
     )
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    """The console's first lines say which lab, profile and spec judge this run."""
+    if CONFIG_KEY not in config.stash:
+        return None
+    c = config.stash[CONFIG_KEY]
+    return f"iogate: lab {c.lab.name} ({c.lab.path}), profile {c.profile.name}, spec {c.spec.path} (chosen by {c.spec_chosen_by})"
+
+
+def spec_path(option: str | None, lab: Lab) -> Path:
+    """Which spec judges the run: --criteria, else the lab's own `criteria:`, else criteria/poc.yaml.
+
+    A lab's relative path is tried from the repository root, then from the lab
+    file's directory, so `criteria: criteria/local.yaml` works from any cwd.
+    """
+    if option:
+        return Path(option)
+    if not lab.criteria:
+        return DEFAULT_SPEC
+    named = Path(lab.criteria)
+    if named.is_absolute():
+        return named
+    candidates = [ROOT / named, Path(lab.path).parent / named]
+    return next((c for c in candidates if c.exists()), candidates[0])
 
 
 @pytest.fixture(scope="session")

@@ -46,6 +46,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         "lab.file": iogate_config.lab.path,
         "profile": iogate_config.profile.name,
         "criteria": str(iogate_config.spec.path),
+        "criteria.description": iogate_config.spec.description,
+        "criteria.chosen_by": iogate_config.spec_chosen_by,
         "iogate.version": iogate.__version__,
         "controller.kernel": platform.release(),
         **facts(session.config),

@@ -9,7 +9,9 @@ failure is a *product defect*; an exception from the harness is infrastructure.
 from __future__ import annotations
 
 import html
+import json
 from collections.abc import Iterable
+from pathlib import Path
 
 import allure
 import pytest
@@ -62,6 +64,33 @@ def verdict_table_html(verdicts: list[Verdict]) -> str:
     )
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.getgroup("iogate").addoption(
+        "--verdicts-jsonl", default=None,
+        help="append every verdict (test, check, measured, bound ...) to this JSON-lines file (tools/calibrate.py reads it)")
+
+
+def _append_rows(path: str, nodeid: str, verdicts: list[Verdict]) -> None:
+    with Path(path).open("a", encoding="utf-8") as out:
+        for verdict in verdicts:
+            out.write(json.dumps({"test": nodeid, **verdict.row(), "evidence": list(verdict.evidence)}, default=str) + "\n")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> pytest.TestReport | None:
+    """A failed verdict reads as its statement, not as a traceback through this plugin: the report's
+    text is the verdict lines alone (pytest's failure section and Allure's trace show just them)."""
+    excinfo = call.excinfo
+    if call.when != "call" or excinfo is None or not excinfo.errisinstance(AssertionError):
+        return None
+    message = str(excinfo.value)
+    if not message.startswith(FAILURE_PREFIX):
+        return None
+    report = pytest.TestReport.from_item_and_call(item, call)
+    report.longrepr = message
+    return report
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function):  # type: ignore[no-untyped-def]
     result = yield
@@ -73,7 +102,11 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function):  # type: ignore[no-untyped-
             allure.attach(verdict_table_html(verdicts), name="verdicts", attachment_type=allure.attachment_type.HTML)
         for verdict in verdicts:
             print(verdict.line())
+        out = pyfuncitem.config.getoption("verdicts_jsonl", None)
+        if out:
+            _append_rows(out, pyfuncitem.nodeid, verdicts)
     failed = [v for v in verdicts if not v.passed]
     if failed:
-        raise AssertionError(FAILURE_PREFIX + "; ".join(v.line() for v in failed))
+        # One line per failed verdict, each a statement: criterion, measured, bound, window, what missed.
+        raise AssertionError("\n".join(FAILURE_PREFIX + v.line() for v in failed))
     return result

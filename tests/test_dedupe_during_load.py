@@ -10,24 +10,36 @@ Exchange, OLTP 8 KiB), each at a fixed rate on its own region of a datastore
 volume, runs a baseline window; then the array's dedupe pass runs to completion
 while the load goes on. The datastore is first filled with random-order 64 KiB
 writes of which half repeat earlier blocks (fio dedupe_percentage), so the pass
-has real duplicates to remove at its block size. Verdicts: every VM held its
-target during the pass, mean latency rose by at most the bound, and no I/O was
-lost (a crc32c verify region on the same datastore).
+has real duplicates to remove at its block size. The dedupe job is one pass;
+the judged window is the job, at least one phase long. Verdicts: the spec's
+events checks named dedupe_* (targets held; on a real array the latency rise
+Hitachi reports; on the local lab absolute p99 / max latency bounds) and no
+I/O lost (a crc32c verify region on the same datastore). The relative latency
+rise is attached as evidence either way.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 
 import allure
 import pytest
 
-from fixtures.events import attach_timeline, phase_s, phased_runtime_s, scaled_iops, skip_without, verify_region
+from fixtures.events import (
+    attach_timeline,
+    event_checks,
+    judge_windows,
+    phase_s,
+    phased_runtime_s,
+    relative_rise,
+    scaled_iops,
+    skip_without,
+    verify_region,
+)
 from iogate.arrays.base import Capability
 from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
 from iogate.events import Event
-from iogate.metrics.nodata import NoData
+from iogate.metrics.windows import WindowStats, event_windows, window_stats
 from iogate.units import parse_size_bytes
 
 DEDUPE_BLOCK = "64k"  # the fill's dedupe unit: duperemove on the local lab hashes 64 KiB blocks
@@ -56,14 +68,6 @@ def datastore(lab, array, volume_factory, connect, engine):  # type: ignore[no-u
     return connection
 
 
-def shown(figure: Callable[[], float], digits: int) -> float | None:
-    """A figure for the impact table; None where the window had no data (its verdict already failed on it)."""
-    try:
-        return round(figure(), digits)
-    except NoData:
-        return None
-
-
 def tile_jobs(lab, connection, runtime_s: float, ramp_s: float) -> tuple[JobSpec, ...]:  # type: ignore[no-untyped-def]
     jobs = []
     for index, (name, (bs, random_pct, read_pct, full_target)) in enumerate(VMS.items()):
@@ -77,6 +81,17 @@ def tile_jobs(lab, connection, runtime_s: float, ramp_s: float) -> tuple[JobSpec
     return (*jobs, verify)
 
 
+def job_window(run, phase_s: float) -> tuple[WindowStats, WindowStats]:  # type: ignore[no-untyped-def]
+    """Baseline and event windows of the dedupe job: the event window runs from the job's start for
+    the job's length, at least one phase, so a short job still gives whole intervals to judge. The job
+    is one pass: what is judged does not depend on how many passes fit in a phase."""
+    (job,) = run.timeline.matching("dedupe_run")
+    end_ms = max(job.end_ms, job.start_ms + int(phase_s * 1000))
+    baseline, event, _ = event_windows(run.result.start_ms, run.result.end_ms, job.start_ms, end_ms)
+    series = run.series(tuple(VMS))
+    return window_stats(series, baseline), window_stats(series, event)
+
+
 @pytest.mark.events
 @pytest.mark.hitachi
 @allure.epic("Data services during load")
@@ -84,7 +99,7 @@ def tile_jobs(lab, connection, runtime_s: float, ramp_s: float) -> tuple[JobSpec
 @allure.story("dedupe during load")
 def test_dedupe_during_load(datastore, lab, during_load, judge, profile, spec) -> None:  # type: ignore[no-untyped-def]
     connection = datastore
-    # A baseline phase; the dedupe job (passes back to back, at least one, for a phase); a recovery phase.
+    # A baseline phase; the dedupe job (one pass, as long as it takes); a phase of recovery after it.
     phase = phase_s(profile, parts=2, min_s=5.0)
     runtime_s = phased_runtime_s(phase, profile)
     jobs = tile_jobs(lab, connection, runtime_s, profile.ramp_s)
@@ -93,38 +108,29 @@ def test_dedupe_during_load(datastore, lab, during_load, judge, profile, spec) -
     allure.dynamic.parameter("dedupe block", DEDUPE_BLOCK)
     allure.dynamic.parameter("phase_s", phase)
 
-    dedupe_job = Event("dedupe_run", at_s=phase, until_s=2 * phase)
-    run = during_load(RunPlan("dedupe-during-load", jobs), [dedupe_job], ramp_s=profile.ramp_s, stop_after_s=phase)
-    passes = run.timeline.matching("dedupe_run")
-    first_mib = passes[0].evidence.get("reclaimed_bytes", 0) / 2**20
-    spans = [(f"pass 1 (-{first_mib:.0f} MiB)", passes[0].start_ms, passes[0].end_ms)]
-    if len(passes) > 1:
-        spans.append((f"passes 2-{len(passes)}", passes[1].start_ms, passes[-1].end_ms))
-    attach_timeline(run, title="dedupe job during a VM tile", jobs=tuple(targets), spans=spans)
+    run = during_load(RunPlan("dedupe-during-load", jobs), [Event("dedupe_run", at_s=phase)], ramp_s=profile.ramp_s,
+                      stop_after_s=phase)
+    baseline, event = job_window(run, phase)
+    (job,) = run.timeline.matching("dedupe_run")
+    reclaimed_mib = job.evidence.get("reclaimed_bytes", 0) / 2**20
+    attach_timeline(run, title="dedupe job during a VM tile", jobs=tuple(targets),
+                    spans=[(f"dedupe job (-{reclaimed_mib:.0f} MiB)", job.start_ms, job.end_ms),
+                           ("judged window", event.window.start_ms, event.window.end_ms)])
 
-    vms = tuple(targets)
-    baseline, event, _ = run.window_stats("dedupe_run", jobs=vms)
-    checks = spec.for_family("events")
-    held, latency, _ = judge(
-        checks["dedupe_targets_held"].evaluate(run.series(vms), targets, window=event.window),
-        checks["dedupe_latency_rise_max"].evaluate(baseline, event),
-        checks["no_errors"].evaluate(run.result),
+    family = spec.for_family("events")
+    verdicts = judge(
+        judge_windows(event_checks(family, "dedupe_"), baseline, event, series=run.series(tuple(targets)), targets=targets),
+        family["no_errors"].evaluate(run.result),
     )
     impact = {
-        "latency_rise_pct": round(latency.measured, 1),
-        "baseline_mean_latency_ms": shown(lambda: baseline.total.latency_mean_ns / 1e6, 3),
-        "dedupe_mean_latency_ms": shown(lambda: event.total.latency_mean_ns / 1e6, 3),
-        "baseline_iops": shown(lambda: baseline.total.iops, 1),
-        "dedupe_iops": shown(lambda: event.total.iops, 1),
-        "vms_holding_target": held.detail,
-        "dedupe_passes": len(passes),
-        "dedupe_job_s": round((passes[-1].end_ms - passes[0].start_ms) / 1000, 3),
-        "pool_used_before_bytes": passes[0].evidence.get("pool_used_before_bytes"),
-        "pool_used_after_bytes": passes[-1].evidence.get("pool_used_after_bytes"),
-        "net_reclaimed_bytes": sum(p.evidence.get("reclaimed_bytes", 0) for p in passes),  # less what the VMs wrote meanwhile
-        "first_pass_reclaimed_bytes": passes[0].evidence.get("reclaimed_bytes"),
+        **relative_rise(baseline, event),
+        "verdicts": [v.line() for v in verdicts],
+        "dedupe_job_s": round(job.duration_ms / 1000, 3),
+        "pool_used_before_bytes": job.evidence.get("pool_used_before_bytes"),
+        "pool_used_after_bytes": job.evidence.get("pool_used_after_bytes"),
+        "reclaimed_bytes": job.evidence.get("reclaimed_bytes"),
     }
-    for key in ("latency_rise_pct", "first_pass_reclaimed_bytes", "dedupe_passes"):
-        allure.dynamic.parameter(key, impact[key])
-    allure.attach(json.dumps(impact, indent=2), name="dedupe impact", attachment_type=allure.attachment_type.JSON)
+    allure.dynamic.parameter("mean latency rise (evidence)", f"{impact['mean_latency_rise_pct']} %")
+    allure.dynamic.parameter("reclaimed_bytes", impact["reclaimed_bytes"])
+    allure.attach(json.dumps(impact, indent=2), name="dedupe impact (evidence)", attachment_type=allure.attachment_type.JSON)
     print("dedupe impact:", json.dumps(impact))

@@ -11,7 +11,7 @@ Per transport (test_sweep_saturation[local-block]): the points measured for
 that transport, one load curve per read % and block size, judged by the
 sweep-level checks: "N IOPS @ latency" (iops_at_latency) and "I/O before
 saturation" (knee). The full table is attached as HTML and CSV, with every
-transport's IOPS as % difference from the baseline transport (Dell's view).
+transport's IOPS as % of the baseline transport's (baseline = 100; Dell quotes the difference).
 """
 
 from __future__ import annotations
@@ -64,6 +64,14 @@ def point_row(protocol: str, point: GridPoint, measured: SweepPoint, result, cpu
     }
 
 
+def relative_rows(records: list[SweepRecord], baseline_records: list[SweepRecord], baseline: str) -> list[dict]:
+    """Each point's row with its IOPS as % of the baseline transport's at the same point: the baseline
+    itself reads 100 (as the protocols family reads it); Dell quotes the difference, 100 less."""
+    base = {r.point.id: r.row["iops"] for r in baseline_records}
+    return [{**r.row, f"iops_vs_{baseline}_pct": round(100.0 * r.row["iops"] / base[r.point.id], 1) if base.get(r.point.id) else ""}
+            for r in records]
+
+
 @pytest.mark.sweep
 @pytest.mark.dell
 @allure.epic("Dell PowerStore transport sweep")
@@ -97,12 +105,7 @@ def test_sweep_saturation(protocol, lab, spec, judge, sweep_points):
     records = sweep_points.get(protocol)
     if not records:
         pytest.skip(f"no sweep point of protocol {protocol} ran in this session (select test_sweep too)")
-    baseline = {r.point.id: r.row["iops"] for r in sweep_points.get(lab.baseline)}
-    rows = []
-    for record in records:
-        base = baseline.get(record.point.id)
-        rows.append({**record.row, f"iops_vs_{lab.baseline}_pct": round(100.0 * (record.row["iops"] - base) / base, 1) if base else ""})
-    attach_table(f"sweep {protocol}", rows)
+    attach_table(f"sweep {protocol}", relative_rows(records, sweep_points.get(lab.baseline), lab.baseline))
     curves: dict[str, list[SweepRecord]] = {}
     for record in records:
         curves.setdefault(record.point.curve, []).append(record)

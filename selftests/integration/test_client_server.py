@@ -139,7 +139,7 @@ def test_a_stop_request_ends_every_host_early_and_keeps_their_results(cluster: C
     began = time.monotonic()
     result = cluster.engine.run_cluster(cluster.plan("stopped", workload), control)
     stopper.join()
-    assert time.monotonic() - began < 40, "the run was not stopped"
+    assert time.monotonic() - began < 60, "the run went on towards its 120 s cap: it was not stopped"
     assert sorted(result.hosts) == ["h1", "h2", "h3"]
     for host in result.hosts.values():
         assert host.total(Dir.READ).ios > 0 and host.series.samples
@@ -176,20 +176,20 @@ def _no_jobs_left(cluster: Cluster, hosts: list[str]) -> None:
 
 
 def test_fio_server_dying_mid_run_names_the_host_and_stops_the_rest(cluster: Cluster) -> None:
-    workload = WorkloadSpec("long", read_pct=100, bs="4k", iodepth=2, runtime_s=30)
+    workload = WorkloadSpec("long", read_pct=100, bs="4k", iodepth=2, runtime_s=120)  # a cap far beyond the 4 s kill
     killer = _kill_later(lambda: cluster.server_pids("h2"), 4.0)
     started = time.monotonic()
     with pytest.raises(HostError, match=r"host h2: fio server: client: host=\S+ disconnected") as failure:
         cluster.engine.run_cluster(cluster.plan("long", workload))
     killer.join()
     assert "h1" not in str(failure.value).split("(run stopped")[0]
-    assert time.monotonic() - started < 25, "the run went on after the host died"
+    assert time.monotonic() - started < 60, "the run went on towards its 120 s cap after the host died"
     _no_jobs_left(cluster, ["h1", "h3"])
     assert cluster.server_pids("h1") and cluster.server_pids("h3"), "the healthy hosts' servers keep listening"
 
 
 def test_sshd_dying_mid_run_names_the_host(cluster: Cluster) -> None:
-    workload = WorkloadSpec("long-ssh", read_pct=100, bs="4k", iodepth=2, runtime_s=30)
+    workload = WorkloadSpec("long-ssh", read_pct=100, bs="4k", iodepth=2, runtime_s=120)
     sshd = netns.sshd_marker(netns.lab_run_dir(cluster.lab) / "netns" / "h3")
     killer = _kill_later(lambda: netns.marker_pids(sshd), 4.0)
     started = time.monotonic()
@@ -197,7 +197,7 @@ def test_sshd_dying_mid_run_names_the_host(cluster: Cluster) -> None:
         cluster.engine.run_cluster(cluster.plan("long-ssh", workload, hosts=["h1", "h3"]))
     killer.join()
     assert "host h1:" not in str(failure.value)
-    assert time.monotonic() - started < 25
+    assert time.monotonic() - started < 60, "the run went on towards its 120 s cap after sshd died"
     _no_jobs_left(cluster, ["h1"])
     # h3 cannot be asked over SSH any more; on this machine its server is seen directly: only the listener is left.
     deadline = time.monotonic() + 10

@@ -13,7 +13,7 @@ every job a server forks is then throttled per device, i.e. per host. Then:
     h3, and only h3;
   * no caps: the slow-host verdict names no host.
 
-Verdicts come from the shipped criteria/poc.yaml bounds through the same glue
+Verdicts come from the shipped criteria/local.yaml bounds (the spec of this machine's labs) through the same glue
 the acceptance test uses (fixtures/scaling.py).
 """
 
@@ -102,7 +102,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
 
 @pytest.fixture(scope="module")
 def family() -> FamilySpec:
-    return load_named("poc").for_family("scaling")
+    return load_named("local").for_family("scaling")
 
 
 def test_equal_caps_scale_linearly_up_to_the_declared_limit(cluster: Cluster, family: FamilySpec) -> None:

@@ -65,7 +65,7 @@ def capped_tile_run(local_lab: Lab, local_run: Run, local_array: LocalArray, til
 
 
 def held(jobs: VMJobs, result: RunResult, tile: TileSpec) -> Verdict:
-    check = load_named("poc").for_family("tiles")["targets_held"]
+    check = load_named("local").for_family("tiles")["targets_held"]
     return check.evaluate(judged_series(result, tile.judge_interval_ms), jobs.targets)
 
 

@@ -154,6 +154,20 @@ def test_sweep_point_from_a_real_run() -> None:
     assert iops_at_latency.evaluate([point], max_latency_ns=50 * MS, min_iops=500).passed
 
 
+def test_sweep_table_reads_the_baseline_transport_as_100_pct() -> None:
+    from types import SimpleNamespace
+
+    from tests.test_sweep import relative_rows
+
+    def record(point: str, iops: float):  # type: ignore[no-untyped-def]
+        return SimpleNamespace(point=SimpleNamespace(id=point), row={"point": point, "iops": iops})
+
+    block = [record("rd70-4k-t8", 2000.0), record("rd70-4k-t32", 0.0)]
+    nbd = [record("rd70-4k-t8", 1500.0), record("rd70-4k-t32", 10.0)]
+    assert [r["iops_vs_block_pct"] for r in relative_rows(block, block, "block")] == [100.0, ""]
+    assert [r["iops_vs_block_pct"] for r in relative_rows(nbd, block, "block")] == [75.0, ""]
+
+
 def test_a_spec_may_accept_a_stated_outcome_and_the_detail_still_says_it() -> None:
     flat = curve((10_000, 100), (10_100, 200), (10_150, 400), (10_200, 800))
     accepted = knee.evaluate(flat, min_knee_iops=5000, accept=("saturated_from_first_point",))

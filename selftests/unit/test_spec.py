@@ -20,7 +20,7 @@ def write(tmp_path: Path, text: str) -> Path:
     return path
 
 
-@pytest.mark.parametrize("name", ["poc", "nightly"])
+@pytest.mark.parametrize("name", ["poc", "nightly", "local"])
 def test_shipped_specs_load_and_cover_every_family(name: str) -> None:
     spec = load_named(name)
     assert set(spec.families) == set(FAMILIES)
@@ -28,22 +28,78 @@ def test_shipped_specs_load_and_cover_every_family(name: str) -> None:
         assert len(spec.for_family(family)) >= 1
 
 
-def test_baseline_family_has_the_spines_bounds_and_they_pass_on_a_loop_device_like_run() -> None:
+# The procurement template holds the published procedures' own figures (docs/methodology.md):
+# (family, check, bound key, published value in the bound's unit).
+PUBLISHED = [
+    ("kpi", "speed_frontend_read_latency_max", "max_latency_ns", 150_000),  # IOgen OceanStor 6800 V5: 150 us
+    ("kpi", "speed_backend_read_latency_max", "max_latency_ns", 250_000),  # 250 us
+    ("kpi", "throughput_frontend_read_at_latency", "min_iops", 780_000),  # 780k IOPS @ 0.5 ms
+    ("kpi", "throughput_frontend_read_at_latency", "max_latency_ns", 500_000),
+    ("kpi", "throughput_backend_write_at_latency", "min_iops", 360_000),  # 360k IOPS @ 1.2 ms
+    ("kpi", "throughput_backend_write_at_latency", "max_latency_ns", 1_200_000),
+    ("kpi", "steady_state", "window_rounds", 5),  # SNIA PTS: 5 rounds, 20 % range, 10 % slope
+    ("kpi", "steady_state", "max_range_pct", 20),
+    ("kpi", "steady_state", "max_slope_pct", 10),
+    ("protocols", "iops_vs_baseline_protocol", "tolerance_pct", 5),  # NetApp: within 5 % of the baseline
+    ("protocols", "iops_vs_baseline_protocol", "mode", "within"),
+    ("events", "dedupe_latency_rise_max", "max_rise_pct", 28.5),  # Hitachi: +28.5 % during dedupe
+    ("events", "dedupe_targets_held", "min_fraction", 1.0),  # Hitachi: reach and maintain
+    ("tiles", "targets_held", "min_fraction", 1.0),
+    ("events", "snapshot_backend_write_drop_max", "max_drop_pct", 50),  # IOgen: snapshot 50 % on backend write
+    ("events", "mirror_frontend_write_drop_max", "max_drop_pct", 50),  # IOgen: sync mirror 50 % / 70 %
+    ("events", "mirror_backend_write_drop_max", "max_drop_pct", 70),
+    ("scaling", "datapath_efficiency_min", "min_efficiency_pct", 92),  # VAST: 92 % (100 x 10 GbE)
+]
+
+
+@pytest.mark.parametrize("name", ["poc", "nightly"])
+@pytest.mark.parametrize(("family", "check", "key", "published"), PUBLISHED, ids=[f"{c}.{k}" for _, c, k, _ in PUBLISHED])
+def test_procurement_specs_hold_the_published_figures(name: str, family: str, check: str, key: str, published: object) -> None:
+    assert load_named(name).for_family(family)[check].bound(key) == published
+
+
+def test_a_loop_device_run_fails_the_procurement_template_by_its_commitment() -> None:
+    """poc.yaml is not stretched to pass on a loop device: a ~2000 IOPS 70/30 run misses its committed IOPS."""
     baseline = load_named("poc").for_family("baseline")
-    assert baseline["iops_min"].criterion == "throughput_min" and baseline["iops_min"].bound("minimum") == 500
-    assert baseline["p99_latency_max"].bound("max_latency_ns") == 50_000_000
     data = load_json((DATA / "randrw.json").read_text(), "randrw.json")  # 4 KiB random 70/30, ~2000 IOPS
     run = RunResult("baseline", tuple(parse_jobs(data, "localhost")), Series(), 0, 0)
-    verdicts = [check.evaluate(run) for check in baseline]
-    assert all(v.passed for v in verdicts), [v.line() for v in verdicts]
-    assert [v.criterion for v in verdicts] == ["iops_min", "p99_latency_max", "no_errors"]
-    strict = baseline["iops_min"].evaluate(run, minimum=10_000)  # a test may override a bound
-    assert not strict.passed and strict.criterion == "iops_min"
+    verdicts = {check.name: check.evaluate(run) for check in baseline}
+    assert not verdicts["iops_min"].passed and verdicts["iops_min"].bound == 100_000
+    assert verdicts["no_errors"].passed
+    relaxed = baseline["iops_min"].evaluate(run, minimum=1000)  # a test may override a bound
+    assert relaxed.passed and relaxed.criterion == "iops_min"
 
 
-def test_tiles_family_holds_targets_to_90pct_in_90pct_of_intervals() -> None:
-    held = load_named("poc").for_family("tiles")["targets_held"]
-    assert (held.bound("tolerance"), held.bound("min_fraction")) == (0.1, 0.9)
+BOUND_KEYS = {"minimum", "max_latency", "min_iops", "min_knee_iops", "tolerance", "min_fraction", "window_rounds", "max_range_pct",
+              "max_slope_pct", "max_rounds", "tolerance_pct", "min_efficiency_pct", "max_drop_pct", "max_rise_pct"}
+
+
+def test_every_number_of_the_procurement_template_says_where_it_comes_from() -> None:
+    """Each bound line of poc.yaml carries a [published], [BUYER] or [vendor] comment (or the line above does)."""
+    lines = (Path(__file__).resolve().parents[2] / "criteria" / "poc.yaml").read_text().splitlines()
+    unsourced = []
+    for index, line in enumerate(lines):
+        stripped = line.split("#", 1)[0].strip()
+        key = stripped.partition(":")[0]
+        if key.strip() not in BOUND_KEYS:
+            continue
+        context = line + (lines[index - 1] if index else "")
+        if not any(tag in context for tag in ("[published]", "[BUYER]", "[vendor]", "as tiles.")):
+            unsourced.append(f"line {index + 1}: {line.strip()}")
+    assert not unsourced, unsourced
+
+
+def test_a_lab_names_its_spec_and_the_command_line_overrides_it(tmp_path: Path) -> None:
+    from iogate.lab import load_lab
+    from plugins.options import DEFAULT_SPEC, ROOT, spec_chosen_by, spec_path
+
+    local = load_lab(ROOT / "labs" / "local.yaml")
+    assert spec_path(None, local) == ROOT / "criteria" / "local.yaml"
+    assert spec_chosen_by(None, local).startswith("lab ")
+    assert spec_path("criteria/poc.yaml", local) == Path("criteria/poc.yaml")
+    assert spec_chosen_by("criteria/poc.yaml", local) == "--criteria"
+    unnamed = load_lab(ROOT / "labs" / "examples" / "static.yaml")
+    assert spec_path(None, unnamed) == DEFAULT_SPEC and spec_chosen_by(None, unnamed) == "default"
 
 
 def test_family_left_out_has_no_checks_and_unknown_family_is_an_error(tmp_path: Path) -> None:

@@ -1,0 +1,283 @@
+"""Every check of criteria/local.yaml can fail: inject the degradation it exists to catch, see it fail.
+
+Each case runs an acceptance family end to end (`pytest tests -m FAMILY`, smoke
+profile) on a copy of labs/local.yaml whose workdir is the test's tmp dir, with
+one degradation injected into the lab, and reads the verdicts back
+(--verdicts-jsonl). It asserts that the set of failed checks is exactly the
+expected one and that the target check's statement names what missed. The
+clean lab passes every check of the family (same runner, nothing injected).
+
+Degradations, all on what this run provisioned and started:
+  * the array delivers less than it commits: a blkio cap below the lab's (lab file);
+  * a stall: SIGSTOP of the run's own fio (or nbdkit: a dead protocol path) for a while;
+  * a data service that costs throughput: a blkio cap far below the commitment
+    set the moment the snapshot or the replica's copy appears (on the run's own
+    volume, in its own cgroup);
+  * an I/O error: the volumes' backing files truncated under load (EIO through the loop device).
+Some degradations fail two checks by construction (a lower cap lowers IOPS and
+raises the throttle queue's latency); the expected sets say so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parents[2]
+LAB = ROOT / "labs" / "local.yaml"
+
+
+def our_processes(workdir: Path, name: str, also: str = "") -> list[int]:
+    """PIDs of processes named `name` whose command line holds this test's workdir (and `also`): never another run's."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        text = b" ".join(argv).decode(errors="replace")
+        if argv and Path(argv[0].decode(errors="replace")).name == name and str(workdir) in text and also in text:
+            pids.append(int(entry.name))
+    return pids
+
+
+class Stall:
+    """SIGSTOP the run's own `name` processes `after_s` after a matching one appears, SIGCONT `for_s` later."""
+
+    def __init__(self, name: str, *, after_s: float, for_s: float, trigger: str = "fio", also: str = "") -> None:
+        self.name, self.after_s, self.for_s, self.trigger, self.also = name, after_s, for_s, trigger, also
+        self.stopped: list[int] = []
+
+    def start(self, workdir: Path) -> threading.Thread:
+        def run() -> None:
+            deadline = time.monotonic() + 300
+            while not our_processes(workdir, "fio", self.also) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            time.sleep(self.after_s)
+            self.stopped = our_processes(workdir, self.name)
+            print(f"stall: SIGSTOP {self.name} {self.stopped} for {self.for_s:g} s", flush=True)
+            for pid in self.stopped:
+                os.kill(pid, signal.SIGSTOP)
+            time.sleep(self.for_s)
+            for pid in self.stopped:
+                try:
+                    os.kill(pid, signal.SIGCONT)
+                except ProcessLookupError:
+                    pass
+
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        return thread
+
+
+class Truncate(Stall):
+    """A failing device: the run's own volume files cut to zero length `after_s` after fio starts, so the
+    loop devices over them answer reads with EIO (direct I/O past the backing file's end)."""
+
+    def __init__(self, *, after_s: float, also: str) -> None:
+        super().__init__("fio", after_s=after_s, for_s=0, also=also)
+
+    def start(self, workdir: Path) -> threading.Thread:
+        def run() -> None:
+            deadline = time.monotonic() + 300
+            while not our_processes(workdir, "fio", self.also) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            time.sleep(self.after_s)
+            for image in workdir.glob("runs/*/pool/*-vol*.img"):
+                os.truncate(image, 0)
+
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        return thread
+
+
+class Throttle(Stall):
+    """A blkio cap below the target on the run's own volume `volume` (its loop device, in its run's cgroup),
+    set `after_s` after a matching fio appears and kept: the array delivers less than the VMs ask."""
+
+    def __init__(self, volume: str, iops: int, *, after_s: float = 0, also: str = "", once_exists: str = "") -> None:
+        super().__init__("fio", after_s=after_s, for_s=0, also=also)
+        self.volume, self.iops, self.once_exists = volume, iops, once_exists
+
+    def start(self, workdir: Path) -> threading.Thread:
+        def run() -> None:
+            deadline = time.monotonic() + 600
+            # Anchored on the array action itself when given (its file appears), else on the load's fio.
+            while time.monotonic() < deadline and not (
+                    any(workdir.glob(self.once_exists)) if self.once_exists else our_processes(workdir, "fio", self.also)):
+                time.sleep(0.05)
+            time.sleep(self.after_s)
+            for image in workdir.glob(f"runs/*/pool/{self.volume}.img"):
+                device = subprocess.run(["losetup", "-j", str(image)], capture_output=True, text=True).stdout.split(":")[0]
+                numbers = os.stat(device).st_rdev
+                cgroup = Path("/sys/fs/cgroup/blkio") / f"iogate-{image.parent.parent.name}"
+                for knob in ("read_iops_device", "write_iops_device"):
+                    (cgroup / f"blkio.throttle.{knob}").write_text(f"{os.major(numbers)}:{os.minor(numbers)} {self.iops}\n")
+                print(f"throttle: {device} ({image.name}) to {self.iops} IOPS", flush=True)
+
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        return thread
+
+
+def run_family(tmp_path: Path, family: str, *, lab_edit: Callable[[dict[str, Any]], None] | None = None,
+               args: tuple[str, ...] = (), stall: Stall | None = None) -> dict[str, list[dict[str, Any]]]:
+    """Run one acceptance family on an edited copy of the local lab; verdict rows per check (name without [..])."""
+    workdir = tmp_path / "work"
+    lab = yaml.safe_load(LAB.read_text())
+    lab["workdir"] = str(workdir)
+    if lab_edit:
+        lab_edit(lab)
+    lab_file = tmp_path / "lab.yaml"
+    lab_file.write_text(yaml.safe_dump(lab, sort_keys=False))
+    out = tmp_path / "verdicts.jsonl"
+    argv = [sys.executable, "-m", "pytest", "tests", "-m", family, "--lab", str(lab_file), "--profile", "smoke",
+            "--verdicts-jsonl", str(out), "-q", "-p", "no:cacheprovider", *args]
+    thread = stall.start(workdir) if stall else None
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    if thread:
+        thread.join(timeout=60)
+    rows: dict[str, list[dict[str, Any]]] = {}
+    for line in out.read_text().splitlines() if out.exists() else []:
+        row = json.loads(line)
+        rows.setdefault(row["criterion"].split("[", 1)[0], []).append(row)
+    assert rows, f"no verdicts: the family did not reach a judgement\n{done.stdout[-3000:]}"
+    return rows
+
+
+def failed(rows: dict[str, list[dict[str, Any]]]) -> set[str]:
+    return {name for name, verdicts in rows.items() if any(not v["passed"] for v in verdicts)}
+
+
+def details(rows: dict[str, list[dict[str, Any]]], check: str) -> str:
+    return " | ".join(f"measured {v['measured']} bound {v['bound']}: {v['detail']}" for v in rows[check] if not v["passed"])
+
+
+def assert_caught(rows: dict[str, list[dict[str, Any]]], target: set[str], also: frozenset[str] | set[str] = frozenset()) -> None:
+    """The target checks fail; nothing fails beyond them and the checks the same degradation also
+    trips by construction (`also`, each named in the test)."""
+    failing = failed(rows)
+    report = {name: details(rows, name) for name in failing}
+    assert target <= failing, f"not caught: {sorted(target - failing)}; failed: {report}"
+    assert failing <= target | also, f"failed beyond the expected: {sorted(failing - target - also)}; {report}"
+
+
+def cap(read_iops: int | None = None, write_iops: int | None = None) -> Callable[[dict[str, Any]], None]:
+    def edit(lab: dict[str, Any]) -> None:
+        lab["volumes"]["qos"] = {k: v for k, v in {"read_iops": read_iops, "write_iops": write_iops}.items() if v}
+
+    return edit
+
+
+# -- the clean lab passes ---------------------------------------------------------------------------
+@pytest.mark.parametrize("family", ["baseline", "tiles", "protocols", "kpi", "sweep"])
+def test_the_clean_lab_passes_every_check_of_the_family(tmp_path: Path, family: str) -> None:
+    rows = run_family(tmp_path, family)
+    assert not failed(rows), {name: details(rows, name) for name in failed(rows)}
+
+
+def test_the_clean_lab_passes_the_snapshot_and_dedupe_checks(tmp_path: Path) -> None:
+    rows = run_family(tmp_path, "events", args=("-k", "backend_write or dedupe"))
+    assert {"snapshot_backend_write_drop_max", "dedupe_targets_held", "dedupe_max_latency_max"} <= set(rows)
+    assert not failed(rows), {name: details(rows, name) for name in failed(rows)}
+
+
+# -- IOPS: the array delivers less than it commits --------------------------------------------------
+def test_a_cap_below_the_commitment_fails_iops_min(tmp_path: Path) -> None:
+    rows = run_family(tmp_path, "baseline", lab_edit=cap(read_iops=200, write_iops=200))
+    assert_caught(rows, {"iops_min"})
+    assert rows["iops_min"][0]["measured"] < rows["iops_min"][0]["bound"]
+
+
+def test_a_cap_below_the_commitment_fails_the_sweep_curves(tmp_path: Path) -> None:
+    rows = run_family(tmp_path, "sweep", lab_edit=cap(read_iops=200, write_iops=200))
+    assert_caught(rows, {"iops_at_latency", "io_before_saturation"})
+
+
+def test_a_cap_below_the_commitment_fails_kpi_throughput(tmp_path: Path) -> None:
+    rows = run_family(tmp_path, "kpi", lab_edit=cap(read_iops=200, write_iops=200))
+    # SPEED at queue depth 1 is paced by the cap too (1/200 s per I/O); a lower cap's throttle slices
+    # also make the one-second rounds of the top step swing (steady_state).
+    assert_caught(rows, {"throughput_at_latency"}, also={"speed_latency_max", "steady_state"})
+
+
+def test_a_cap_below_the_tile_targets_fails_targets_held_naming_vms(tmp_path: Path) -> None:
+    rows = run_family(tmp_path, "tiles", lab_edit=cap(read_iops=60, write_iops=60))
+    assert_caught(rows, {"targets_held"}, also={"p99_latency_max"})  # the throttle queue's latency rises with it
+    assert "missed" in details(rows, "targets_held") or "vm" in details(rows, "targets_held").lower()
+
+
+# -- latency: a stall -------------------------------------------------------------------------------
+def test_a_stall_fails_max_latency_only(tmp_path: Path) -> None:
+    """fio stopped for 2.5 s in a 20 s run: a few I/Os wait 2.5 s (max, beyond its calibrated ~1 s), too
+    few for the p99; the IOPS lost in the stall may take iops_min below its floor too."""
+    rows = run_family(tmp_path, "baseline", args=("--runtime", "20"), stall=Stall("fio", after_s=5, for_s=2.5, also="-baseline/"))
+    assert_caught(rows, {"max_latency_max"}, also={"iops_min"})
+
+
+def test_a_stall_during_the_dedupe_job_fails_its_max_latency(tmp_path: Path) -> None:
+    rows = run_family(tmp_path, "events", args=("-k", "dedupe"), stall=Stall("fio", after_s=8, for_s=3, also="-dedupe-during-load/"))
+    # A stopped fio logs no interval for the stall: until missing intervals count as 0 IOPS (fail-closed
+    # interval grid) the targets may or may not see it.
+    assert_caught(rows, {"dedupe_max_latency_max"}, also={"dedupe_targets_held", "dedupe_p99_latency_max"})
+
+
+def test_a_cap_below_the_vms_targets_during_dedupe_fails_targets_held(tmp_path: Path) -> None:
+    """The datastore capped at 40 IOPS per direction from the dedupe job's phase on: the VMs (950 IOPS) miss."""
+    rows = run_family(tmp_path, "events", args=("-k", "dedupe"),
+                      stall=Throttle("events-dedupe", 40, after_s=6, also="-dedupe-during-load/"))
+    assert_caught(rows, {"dedupe_targets_held"}, also={"dedupe_max_latency_max", "dedupe_p99_latency_max"})
+    assert "missed" in details(rows, "dedupe_targets_held")
+
+
+# -- a dead protocol path ---------------------------------------------------------------------------
+def test_a_stalled_nbd_server_fails_the_protocol_comparison_naming_nbd(tmp_path: Path) -> None:
+    rows = run_family(tmp_path, "protocols", args=("-k", "vms32"), stall=Stall("nbdkit", after_s=3, for_s=8, also="-nbd-vms32"))
+    assert_caught(rows, {"iops_vs_baseline_protocol"})
+    assert "out of bounds: nbd" in details(rows, "iops_vs_baseline_protocol")
+
+
+# -- a data service that costs throughput -----------------------------------------------------------
+def test_a_snapshot_that_costs_the_backend_write_throughput_fails_its_drop(tmp_path: Path) -> None:
+    """Copy-on-write made expensive: the volume capped at 60 IOPS once the snapshot exists (its file appears)."""
+    rows = run_family(tmp_path, "events", args=("-k", "backend_write and snapshot"),
+                      stall=Throttle("events-snap", 60, once_exists="runs/*/pool/events-snap@backend_write.img"))
+    assert_caught(rows, {"snapshot_backend_write_drop_max"}, also={"snapshot_p99_latency_max"})
+
+
+def test_a_stall_while_the_snapshot_exists_fails_the_read_drop(tmp_path: Path) -> None:
+    """The read case's fio stopped for 2 s inside the snapshot phase: the event window's reads drop."""
+    rows = run_family(tmp_path, "events", args=("-k", "snapshot and read"),
+                      stall=Stall("fio", after_s=7, for_s=2, also="-snapshot-read/"))
+    assert_caught(rows, {"snapshot_read_drop_max"}, also={"snapshot_p99_latency_max"})  # the stalled I/Os' latency
+
+
+def test_a_cap_below_the_commitment_while_the_replica_syncs_fails_its_drop(tmp_path: Path) -> None:
+    """The volume capped at 60 IOPS once the replica's copy starts (its file appears): the sync costs the load."""
+    rows = run_family(tmp_path, "events", args=("-k", "replica"),
+                      stall=Throttle("events-mirror", 60, once_exists="runs/*/replica/events-mirror.img"))
+    assert_caught(rows, {"replica_sync_drop_max"}, also={"replica_sync_p99_latency_max"})  # the throttle queue's latency
+
+
+# -- an I/O error -----------------------------------------------------------------------------------
+def test_an_io_error_through_a_failing_device_fails_no_errors(tmp_path: Path) -> None:
+    """The volumes' backing files truncated under load: reads fail with EIO, fio reports the error."""
+    rows = run_family(tmp_path, "baseline", stall=Truncate(after_s=2, also="-baseline/"))
+    # fio stops its jobs at the first error: the run's IOPS and latency are cut short with it.
+    assert_caught(rows, {"no_errors"}, also={"iops_min", "p99_latency_max", "max_latency_max"})
+    assert "error" in details(rows, "no_errors").lower()

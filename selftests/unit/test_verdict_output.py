@@ -1,0 +1,95 @@
+"""A failed verdict reads as its statement in pytest and Allure; set-up reads as named steps.
+
+A throwaway test file judged by IOGate's own plugins in a pytest subprocess
+(the plugins loaded with -p, as conftest.py registers them): the console and
+the Allure result carry "verdict failed: <criterion> FAIL: measured ..., bound
+..., window ..." and no traceback through plugins/verdicts.py; fixtures appear
+under their step titles and pytest's `<lambda>` finalizers do not appear.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+TEST_FILE = '''
+from iogate.verdict import Verdict
+
+
+def test_judged(lab, spec, judge):
+    judge(Verdict("p99_latency_max", False, 61.2, 50, "ms", window="event", detail="p99 read; over the bound: read"),
+          Verdict("iops_min", True, 1430, 1350, "IOPS"))
+
+
+def test_two_failures(judge):
+    judge(Verdict("a_max", False, 2, 1, "ms"), Verdict("b_min", False, 1, 2, "IOPS"))
+
+
+def test_broken(judge):
+    raise RuntimeError("lab broke")
+'''
+
+
+@pytest.fixture(scope="module")
+def outcome(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, dict]]:
+    where = tmp_path_factory.mktemp("verdicts")
+    (where / "test_judged.py").write_text(TEST_FILE)
+    allure_dir = where / "allure"
+    plugins = [arg for name in ("options", "report", "verdicts", "steps") for arg in ("-p", f"plugins.{name}")]
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", str(where / "test_judged.py"), "--rootdir", str(where), "-c", "/dev/null",
+         *plugins, "--alluredir", str(allure_dir), "-q", "-p", "no:cacheprovider"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
+    results = {}
+    for path in allure_dir.glob("*-result.json"):
+        data = json.loads(path.read_text())
+        results[data["name"]] = data
+    containers = [json.loads(p.read_text()) for p in allure_dir.glob("*-container.json")]
+    results["_containers"] = {"befores": [b["name"] for c in containers for b in c.get("befores", [])],
+                              "afters": [a["name"] for c in containers for a in c.get("afters", [])]}
+    return done.stdout + done.stderr, results
+
+
+def test_a_failed_verdict_is_its_statement_without_a_traceback(outcome) -> None:  # type: ignore[no-untyped-def]
+    console, _ = outcome
+    assert "verdict failed: p99_latency_max FAIL: measured 61.2 ms, bound 50 ms, window event: p99 read; over the bound: read" in console
+    section = console.split("test_judged ___", 1)[1].split("___", 1)[0]
+    assert "plugins/verdicts.py" not in section and "raise AssertionError" not in section and "Traceback" not in section
+
+
+def test_each_failed_verdict_is_one_line(outcome) -> None:  # type: ignore[no-untyped-def]
+    _, results = outcome
+    message = results["test_two_failures"]["statusDetails"]["message"]
+    assert message.splitlines() == ["AssertionError: verdict failed: a_max FAIL: measured 2 ms, bound 1 ms, window measure",
+                                    "verdict failed: b_min FAIL: measured 1 IOPS, bound 2 IOPS, window measure"]
+
+
+def test_allure_shows_the_statement_as_message_and_trace(outcome) -> None:  # type: ignore[no-untyped-def]
+    _, results = outcome
+    judged = results["test_judged"]
+    assert judged["status"] == "failed"
+    assert judged["statusDetails"]["message"].startswith("AssertionError: verdict failed: p99_latency_max FAIL")
+    assert "plugins/verdicts.py" not in judged["statusDetails"].get("trace", "")
+
+
+def test_a_harness_error_keeps_its_traceback(outcome) -> None:  # type: ignore[no-untyped-def]
+    console, results = outcome
+    assert "RuntimeError: lab broke" in console
+    assert results["test_broken"]["status"] == "broken"
+    assert "test_judged.py" in results["test_broken"]["statusDetails"]["trace"]
+
+
+def test_fixtures_read_as_named_steps_without_lambdas(outcome) -> None:  # type: ignore[no-untyped-def]
+    _, results = outcome
+    befores, afters = results["_containers"]["befores"], results["_containers"]["afters"]
+    assert any(name.startswith("lab local (") for name in befores), befores
+    assert any(name.startswith("acceptance spec ") and "chosen by" in name for name in befores), befores
+    assert "verdict collector" in befores
+    assert not [name for name in befores + afters if "<lambda>" in name or "::" in name], afters

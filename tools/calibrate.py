@@ -1,0 +1,255 @@
+"""Calibrate a lab's spec: run each test family N times, record what every judged metric did.
+
+    python tools/calibrate.py --n 20 --families baseline,kpi,tiles,events
+    make calibrate N=20 FAMILIES=baseline,events
+
+Each family runs N times (`pytest tests -m FAMILY --lab LAB --profile PROFILE
+--criteria SPEC --verdicts-jsonl ...`, the lab's workdir replaced by --workdir so
+calibration never shares a run directory with anything else). Every verdict's
+measured value is collected per check; the record (criteria/local.calibration.md
+by default) gives, per check, the observed min / median / max and the worst
+value (the one nearest to failing: the max for an upper bound, the min for a
+lower one), the spec's bound, the bound the margin rule proposes (worst x (1 +
+margin) for an upper bound, worst x (1 - floor margin) for a lower one), and whether
+the spec's bound is too tight (the worst run failed it) or looser than the rule.
+The record also says how the machine was loaded while it was taken.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from criteria.spec import Check, load_spec  # noqa: E402
+
+# Criteria whose bound is a floor (measured must stay above it); all others are ceilings.
+LOWER_BOUNDS = {"throughput_min", "iops_at_latency", "knee", "scaling_efficiency", "target_iops_held"}
+# Criteria whose measured value is a relative change in % (a drop, a rise, a deviation from a baseline):
+# near zero a multiplicative margin means nothing, so their margin is in percentage points.
+POINTS = {"throughput_impact", "latency_delta", "relative_to_baseline"}
+# Criteria whose measured value is not a distance from the bound (a share of intervals, a round count): recorded only.
+NOT_PROPOSED = {"target_iops_held", "steady_state", "no_io_errors"}
+DEFAULT_FAMILIES = ("baseline", "sweep", "tiles", "kpi", "protocols", "events")
+
+
+# The bound each criterion's measured value is compared with, in the verdict's unit (latency bounds in ms).
+BOUND_KEY = {"throughput_min": "minimum", "latency_bound": "max_latency_ns", "latency_delta": "max_rise_pct",
+             "throughput_impact": "max_drop_pct", "iops_at_latency": "min_iops", "knee": "min_knee_iops",
+             "relative_to_baseline": "tolerance_pct", "scaling_efficiency": "min_efficiency_pct"}
+
+
+def current_bound(check: Check, recorded: float) -> float:
+    """The spec's bound now (the record is re-rendered after bounds change); the run's own for the rest."""
+    key = BOUND_KEY.get(check.criterion)
+    if key is None:
+        return recorded
+    value = float(check.bound(key) or 0.0)
+    return value / 1e6 if key.endswith("_ns") else value
+
+
+@dataclass
+class Observed:
+    check: Check | None
+    values: list[float]
+    bound: float
+    unit: str
+    failed: int
+
+    @property
+    def lower(self) -> bool:
+        return self.check is not None and self.check.criterion in LOWER_BOUNDS
+
+    @property
+    def worst(self) -> float:
+        return min(self.values) if self.lower else max(self.values)
+
+    def proposed(self, margin: float, floor_margin: float, points: float) -> float | None:
+        if self.check is None or self.check.criterion in NOT_PROPOSED:
+            return None
+        if self.check.criterion in POINTS:
+            return max(self.worst, 0.0) + points
+        return self.worst * (1 - floor_margin) if self.lower else self.worst * (1 + margin)
+
+
+def lab_copy(lab: Path, workdir: Path) -> Path:
+    """The lab file with its workdir replaced, beside the original (its relative `criteria:` still resolves)."""
+    data = yaml.safe_load(lab.read_text())
+    data["workdir"] = str(workdir)
+    handle, name = tempfile.mkstemp(prefix=f".{lab.stem}-calibrate-", suffix=".yaml", dir=lab.parent)
+    with os.fdopen(handle, "w") as out:
+        yaml.safe_dump(data, out, sort_keys=False)
+    return Path(name)
+
+
+def run_family(family: str, lab: Path, spec: Path, profile: str, out: Path, extra: list[str]) -> tuple[int, float]:
+    argv = [sys.executable, "-m", "pytest", "tests", "-m", family, "--lab", str(lab), "--profile", profile,
+            "--criteria", str(spec), "--verdicts-jsonl", str(out), "-q", "-p", "no:randomly", *extra]
+    began = time.monotonic()
+    done = subprocess.run(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    tail = done.stdout.strip().splitlines()[-1:] or [""]
+    print(f"    {family}: rc {done.returncode}, {time.monotonic() - began:.0f} s: {tail[0]}", flush=True)
+    return done.returncode, time.monotonic() - began
+
+
+def load_rows(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def collect(rows: list[dict], spec_path: Path, family: str) -> dict[str, Observed]:
+    """Measured values per check; "p99_latency_max[sql]" is a row of check p99_latency_max."""
+    family_spec = load_spec(spec_path).for_family(family)
+    observed: dict[str, Observed] = {}
+    for row in rows:
+        name = row["criterion"]
+        base = name.split("[", 1)[0]
+        check = family_spec.checks.get(base)
+        if check is None:
+            continue  # a check of another family (regression) or none of this spec
+        value = row["measured"]
+        if value is None or value != value:  # NaN: no data, counted as a failure only
+            value_list: list[float] = []
+        else:
+            value_list = [float(value)]
+        entry = observed.setdefault(base, Observed(check, [], current_bound(check, float(row["bound"])), row["unit"], 0))
+        entry.values.extend(value_list)
+        if check.criterion not in BOUND_KEY:
+            entry.failed += 0 if row["passed"] else 1  # judged at the run's bounds (a share of intervals, rounds)
+        elif not value_list or (value_list[0] < entry.bound if entry.lower else value_list[0] > entry.bound):
+            entry.failed += 1  # judged against the spec's current bound
+    return observed
+
+
+def machine_load() -> str:
+    one, five, _ = os.getloadavg()
+    return f"load average {one:.1f} (1 min) / {five:.1f} (5 min) on {os.cpu_count()} CPUs"
+
+
+def record(results: dict[str, dict[str, Observed]], runs: dict[str, list[tuple[int, float]]], args: argparse.Namespace,
+           loads: list[str]) -> str:
+    lines = [
+        f"# Calibration record of {args.spec}",
+        "",
+        f"Taken {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} with `python tools/calibrate.py --n {args.n} "
+        f"{' '.join(f'--n-for {item}' for item in args.n_for)} --families {','.join(results)} --profile {args.profile} "
+        f"--lab {args.lab.name}` on {os.uname().nodename} "
+        f"({os.cpu_count()} CPUs).",
+        f"Machine load while it ran: {'; '.join(loads)}.",
+    ]
+    if args.note:
+        lines += ["", f"**Note:** {args.note}"]
+    lines += [
+        "",
+        f"Margin rule: an upper bound sits at worst x (1 + {args.margin:g}), a lower bound at worst x (1 - {args.floor_margin:g}), "
+        f"a relative change (drop, rise, deviation in %) at max(worst, 0) + {args.points:g} percentage points, "
+        "where worst is the observed value nearest to failing; no looser. \"proposed\" is that value; \"spec\" is the bound "
+        "criteria file holds; \"status\" says whether the spec's bound failed an observed run (too tight) or lies "
+        "beyond the proposed value (looser than the rule).",
+        "",
+    ]
+    for family, observed in results.items():
+        passes = sum(1 for rc, _ in runs[family] if rc == 0)
+        times = [t for _, t in runs[family]]
+        lines += [f"## {family}", "",
+                  f"{passes} of {len(times)} runs passed; {statistics.median(times):.0f} s median per run." if times else "no runs.", "",
+                  "| check | criterion | n | min | median | max | worst | spec | proposed | unit | failed | status |",
+                  "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+        for name, obs in observed.items():
+            if not obs.values:
+                lines.append(f"| {name} | {obs.check.criterion if obs.check else ''} | 0 | | | | | {obs.bound:.4g} | | {obs.unit} "
+                             f"| {obs.failed} | no data |")
+                continue
+            proposed = obs.proposed(args.margin, args.floor_margin, args.points)
+            if obs.failed and obs.check is not None and obs.check.criterion not in BOUND_KEY:
+                status = f"{obs.failed} run(s) failed at the run's bounds"
+            elif obs.failed:
+                status = "TOO TIGHT"
+            elif proposed is not None and (obs.bound < proposed * 0.999 if obs.lower else obs.bound > proposed * 1.001):
+                status = "looser than rule"
+            else:
+                status = "ok"
+            lines.append(
+                f"| {name} | {obs.check.criterion if obs.check else ''} | {len(obs.values)} | {min(obs.values):.4g} | "
+                f"{statistics.median(obs.values):.4g} | {max(obs.values):.4g} | {obs.worst:.4g} | {obs.bound:.4g} | "
+                f"{'' if proposed is None else f'{proposed:.4g}'} | {obs.unit} | {obs.failed} | {status} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=20, help="runs per family (>= 20 for a record that sets bounds)")
+    parser.add_argument("--families", default=",".join(DEFAULT_FAMILIES))
+    parser.add_argument("--lab", type=Path, default=ROOT / "labs" / "local.yaml")
+    parser.add_argument("--spec", type=Path, default=ROOT / "criteria" / "local.yaml")
+    parser.add_argument("--profile", default="smoke")
+    parser.add_argument("--workdir", type=Path, default=Path("/var/tmp/iogate-calibrate"))
+    parser.add_argument("--margin", type=float, default=0.25, help="margin beyond the worst observed value of a ceiling (latency, drop)")
+    parser.add_argument("--floor-margin", type=float, default=0.05,
+                        help="margin below the worst observed value of a floor (IOPS: the caps make it exact)")
+    parser.add_argument("--points", type=float, default=5.0,
+                        help="margin in percentage points above the worst relative change (drop, rise, deviation), worst < 0 counted as 0")
+    parser.add_argument("--n-for", action="append", default=[], metavar="FAMILY=N", help="runs for one family (e.g. baseline=20)")
+    parser.add_argument("--out", type=Path, default=ROOT / "criteria" / "local.calibration.md")
+    parser.add_argument("--note", default="", help="a line for the record (e.g. 'taken under load: N below 20')")
+    parser.add_argument("--rows", type=Path, default=None,
+                        help="keep every verdict row and run outcome in this directory (default: a temporary one)")
+    parser.add_argument("--render-only", action="store_true",
+                        help="run nothing: re-render the record from --rows against the spec's current bounds")
+    parser.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
+    args = parser.parse_args(argv)
+    families = [f for f in args.families.split(",") if f]
+    n_for = {name: int(count) for name, count in (item.split("=", 1) for item in args.n_for)}
+    if args.render_only:
+        if args.rows is None:
+            parser.error("--render-only needs --rows DIR")
+        saved = json.loads((args.rows / "runs.json").read_text())
+        runs = {family: [tuple(r) for r in saved["runs"].get(family, [])] for family in families}
+        results = {family: collect(load_rows(args.rows / f"{family}.jsonl"), args.spec, family) for family in families}
+        args.out.write_text(record(results, runs, args, saved["loads"]))
+        print(f"calibration record: {args.out}")
+        return 0
+    lab = lab_copy(args.lab.resolve(), args.workdir)
+    results: dict[str, dict[str, Observed]] = {}
+    runs: dict[str, list[tuple[int, float]]] = defaultdict(list)
+    loads: list[str] = []
+    try:
+        with tempfile.TemporaryDirectory(prefix="iogate-calibrate-") as scratch:
+            rows_dir = args.rows or Path(scratch)
+            rows_dir.mkdir(parents=True, exist_ok=True)
+            for family in families:
+                out = rows_dir / f"{family}.jsonl"
+                out.unlink(missing_ok=True)  # a record is one calibration, never mixed with an earlier one
+                count = n_for.get(family, args.n)
+                print(f"{family}: {count} runs", flush=True)
+                for index in range(count):
+                    print(f"  run {index + 1}/{count}", flush=True)
+                    runs[family].append(run_family(family, lab, args.spec, args.profile, out, args.pytest_args))
+                    loads.append(machine_load())
+                results[family] = collect(load_rows(out), args.spec, family)
+            (rows_dir / "runs.json").write_text(json.dumps({"runs": runs, "loads": [loads[0], loads[-1]] if loads else []}))
+    finally:
+        lab.unlink(missing_ok=True)
+    loads_summary = [loads[0], loads[-1]] if loads else []
+    args.out.write_text(record(results, runs, args, loads_summary))
+    print(f"calibration record: {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
