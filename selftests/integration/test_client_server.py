@@ -156,9 +156,15 @@ def test_guard_refuses_a_device_this_run_did_not_provision(cluster: Cluster) -> 
         cluster.engine.run_cluster(plan)
 
 
-def _kill_later(pids_of: Callable[[], list[int]], delay_s: float) -> threading.Thread:
+def _kill_once_running(pids_of: Callable[[], list[int]], running: Callable[[], bool]) -> threading.Thread:
+    """SIGKILL pids_of() once `running()` says the host's fio jobs run (a fixed delay raced a slow
+    client's connect under load: the kill then read as "failed to connect", not a death mid-run)."""
+
     def kill() -> None:
-        time.sleep(delay_s)
+        deadline = time.monotonic() + 60
+        while not running() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(1.0)  # a second of I/O on every host before the death
         for pid in pids_of():
             os.kill(pid, 9)
 
@@ -177,7 +183,7 @@ def _no_jobs_left(cluster: Cluster, hosts: list[str]) -> None:
 
 def test_fio_server_dying_mid_run_names_the_host_and_stops_the_rest(cluster: Cluster) -> None:
     workload = WorkloadSpec("long", read_pct=100, bs="4k", iodepth=2, runtime_s=120)  # a cap far beyond the 4 s kill
-    killer = _kill_later(lambda: cluster.server_pids("h2"), 4.0)
+    killer = _kill_once_running(lambda: cluster.server_pids("h2"), lambda: len(cluster.server_pids("h2")) > 1)
     started = time.monotonic()
     with pytest.raises(HostError, match=r"host h2: fio server: client: host=\S+ disconnected") as failure:
         cluster.engine.run_cluster(cluster.plan("long", workload))
@@ -191,7 +197,7 @@ def test_fio_server_dying_mid_run_names_the_host_and_stops_the_rest(cluster: Clu
 def test_sshd_dying_mid_run_names_the_host(cluster: Cluster) -> None:
     workload = WorkloadSpec("long-ssh", read_pct=100, bs="4k", iodepth=2, runtime_s=120)
     sshd = netns.sshd_marker(netns.lab_run_dir(cluster.lab) / "netns" / "h3")
-    killer = _kill_later(lambda: netns.marker_pids(sshd), 4.0)
+    killer = _kill_once_running(lambda: netns.marker_pids(sshd), lambda: len(cluster.server_pids("h3")) > 1)
     started = time.monotonic()
     with pytest.raises(HostError, match=r"host h3: stopped answering") as failure:
         cluster.engine.run_cluster(cluster.plan("long-ssh", workload, hosts=["h1", "h3"]))
