@@ -72,8 +72,9 @@ report:
 export: $(STAMP)
 	$(PY) -m iogate export --out exports
 
+# Speed budgets are benchmarks (make bench), never gates: a loaded machine misses any wall-clock bound.
 check: setup vendors lint
-	$(PY) -m pytest selftests $(PYTEST_ARGS)
+	$(PY) -m pytest selftests --ignore=selftests/bench $(PYTEST_ARGS)
 
 # The fault campaign alone (it also runs inside `make check`): prints its table of faults.
 faults: setup
@@ -91,6 +92,7 @@ calibrate: setup
 	$(PY) tools/calibrate.py --n $(N) --families $(FAMILIES) --rows criteria/local.calibration $(CALIBRATE_ARGS)
 
 bench: setup
+	$(PY) -m pytest selftests/bench $(PYTEST_ARGS)
 	$(PY) -m iogate.bench.overhead
 
 cleanup: $(STAMP)
