@@ -32,23 +32,23 @@ def iops_of(files: dict[str, str], direction: Dir = Dir.READ) -> list[tuple[int,
 
 
 READS_LOGGED_7 = "".join(f"{t}, 7, 0, 4096, 0\n" for t in (2000, 3000, 4000, 5000, 6000))
-# 8 reads in every second, counted exactly; the first line only marks where the counts start.
-READS_COUNTED_8 = "\n".join(hist_line(t, 0, n) for t, n in ((1500, 3), (2500, 8), (3500, 8), (4500, 8), (5500, 8)))
+# 8 reads in every second, counted exactly; the first line counts from the first interval's start (1000).
+READS_COUNTED_8 = "\n".join(hist_line(t, 0, n) for t, n in ((1500, 4), (2500, 8), (3500, 8), (4500, 8), (5500, 8)))
 
 
 def test_exact_counts_replace_the_truncated_iops_where_the_hist_log_covers() -> None:
     files = {"vm_iops.1.log": READS_LOGGED_7, "vm_clat_hist.1.log": READS_COUNTED_8}
     # (1500, 2500] holds 8 I/Os, half of its time in each of (1000, 2000] and (2000, 3000] (both logged 7):
-    # 4 each. The hist log covers (1500, 5500]: the first and last intervals' uncovered halves keep the
-    # iops log's 7 IOPS x 0.5 s = 3.5 I/Os; the middle ones hold exactly 8.
-    assert iops_of(files) == [(2000, 7.5), (3000, 8.0), (4000, 8.0), (5000, 8.0), (6000, 7.5)]
+    # 4 each, and (1000, 1500] holds 4. The hist log covers (1000, 5500]: the last interval's uncovered
+    # half keeps the iops log's 7 IOPS x 0.5 s = 3.5 I/Os; the others hold exactly 8.
+    assert iops_of(files) == [(2000, 8.0), (3000, 8.0), (4000, 8.0), (5000, 8.0), (6000, 7.5)]
 
 
 def test_a_single_write_logged_as_zero_counts_as_one() -> None:
     files = {"vm_iops.1.log": "3000, 0, 1, 4096, 0\n",
-             "vm_clat_hist.1.log": hist_line(2100, 1, 1) + "\n" + hist_line(2950, 1, 1) + "\n"}
-    # The hist line (2100, 2950] holds 1 write, inside (2000, 3000]. The 150 ms of that interval outside
-    # the hist coverage keep the iops log's 0.
+             "vm_clat_hist.1.log": hist_line(2950, 1, 1) + "\n"}
+    # The hist line (2000, 2950] holds 1 write, inside (2000, 3000]. The 50 ms of that interval after it
+    # keep the iops log's 0.
     assert iops_of(files, Dir.WRITE) == [(3000, 1.0)]
 
 
@@ -58,9 +58,9 @@ def test_without_a_hist_log_the_iops_log_stands() -> None:
 
 def test_io_after_a_stall_is_not_smeared_back_over_the_stall() -> None:
     # fio stopped from 3000 to 7000: no iops lines between; the hist line written at the first completion
-    # after the resume counts the I/Os since 3500, all of which completed after the resume.
+    # after the resume counts the I/Os since 3000, all of which completed after the resume.
     iops = "".join(f"{t}, 8, 0, 4096, 0\n" for t in (2000, 3000, 8000, 9000))
-    hist = "\n".join(hist_line(t, 0, n) for t, n in ((1000, 1), (2000, 8), (3000, 8), (7500, 4), (8000, 4), (9000, 8)))
+    hist = "\n".join(hist_line(t, 0, n) for t, n in ((2000, 8), (3000, 8), (7500, 4), (8000, 4), (9000, 8)))
     samples, _ = parse_logs({"vm_iops.1.log": iops, "vm_clat_hist.1.log": hist}, "h")
     totals = Series(tuple(samples)).totals()
     assert [(t, round(v, 6)) for t, v, _ in totals] == [
@@ -95,7 +95,7 @@ def fio_logs(per_second: list[int], tick_jitter_ms: list[int], rng: random.Rando
             "\n".join(hist_line(t, 0, n) for t, n in hist_lines), logged)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=2000, deadline=None)
 @given(rate=st.integers(3, 12), seconds=st.integers(4, 40), seed=st.integers(0, 2**32))
 def test_interval_counts_total_the_completions_within_one_interval(rate: int, seconds: int, seed: int) -> None:
     rng = random.Random(seed)
@@ -107,4 +107,4 @@ def test_interval_counts_total_the_completions_within_one_interval(rate: int, se
         return
     samples, _ = parse_logs({"vm_iops.1.log": iops_text, "vm_clat_hist.1.log": hist_text}, "h")
     counted = sum(iops for _, iops, _ in Series(tuple(samples)).totals())  # 1 s intervals: IOPS = I/Os
-    assert counted == pytest.approx(logged, abs=rate + 2), (per_second, jitter)
+    assert counted == pytest.approx(logged, abs=rate), (per_second, jitter)

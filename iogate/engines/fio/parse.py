@@ -131,8 +131,9 @@ def exact_iops(points: list[tuple[int, float]], counts: list[tuple[int, int]], i
     __add_samples): 1 write in 1002 ms is logged 0, 8 reads as 7. Its hist log
     (log_hist_msec, same clock and epoch stamps) writes a line at the first
     completion after each hist_msec boundary, counting exactly every I/O since
-    the line before: a line covers (the stamp before, its stamp]. The first
-    line only marks where that coverage starts (it may hold ramp I/Os).
+    the line before: a line covers (the stamp before, its stamp]. The first line
+    counts from the start of the measured phase (fio resets its histograms when
+    the ramp ends; seen with fio 3.33), taken as the first iops-log interval's start.
 
     An iops-log line stands for (its stamp - interval_ms, its stamp], cut at
     the line before it. Each hist line's count goes to the iops-log intervals
@@ -144,15 +145,16 @@ def exact_iops(points: list[tuple[int, float]], counts: list[tuple[int, int]], i
     a span outside the logged intervals (fio's unlogged last partial interval)
     takes its time's share of the count with it. A line's IOPS is then its
     count over its real length. The part of an interval outside the hist
-    coverage (before the second hist line, after the last: fio does not flush
-    its last partial hist interval), and every interval of a job, clone and
-    direction with no hist log, keeps the iops log's (truncated) value.
+    coverage (after the last hist line: fio does not flush its last partial
+    hist interval), and every interval of a job, clone and direction with no
+    hist log, keeps the iops log's (truncated) value.
     """
     spans = [(max(t - interval_ms, points[i - 1][0] if i else t - interval_ms), t) for i, (t, _) in enumerate(points)]
-    if len(counts) < 2 or not points:
+    if not counts or not points or counts[0][0] <= spans[0][0]:
         return [value for _, value in points]
     ends = [end for _, end in spans]
     logged = (spans[0][0], ends[-1])
+    counts = [(spans[0][0], 0), *counts]
     shares = [0.0] * len(points)
     for (before_ms, _), (stamp_ms, count) in itertools.pairwise(counts):
         span = (before_ms, stamp_ms)
@@ -177,6 +179,15 @@ def exact_iops(points: list[tuple[int, float]], counts: list[tuple[int, int]], i
         uncovered_ms = length_ms - _overlap_ms((start, end), coverage)
         result.append((share + value * uncovered_ms / 1000) * 1000 / length_ms)
     return result
+
+
+def _by_stamp(counts: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Hist lines in time order, lines with one stamp merged (fio writes one per completion when it
+    catches up after a stall, and two completions may share a millisecond)."""
+    merged: dict[int, int] = defaultdict(int)
+    for t_ms, count in counts:
+        merged[t_ms] += count
+    return sorted(merged.items())
 
 
 def parse_logs(files: Mapping[str, str], host: str, interval_ms: int = 1000) -> tuple[list[Sample], list[HistSample]]:
@@ -219,7 +230,7 @@ def parse_logs(files: Mapping[str, str], host: str, interval_ms: int = 1000) -> 
         latency = sorted(clat.get(key, []))
         times, values = [t for t, _ in latency], [v for _, v in latency]
         points.sort(key=lambda p: p[0])
-        exact = exact_iops(points, sorted(hist_counts.get(key, [])), interval_ms)
+        exact = exact_iops(points, _by_stamp(hist_counts.get(key, [])), interval_ms)
         for (t_ms, _), value in zip(points, exact, strict=True):
             mean_ns = _nearest(times, values, t_ms, interval_ms // 2)
             samples.append(Sample(t_ms=t_ms, job=key[0], host=host, dir=key[2], iops=value, clat_mean_ns=mean_ns,
