@@ -95,7 +95,7 @@ def fio_logs(per_second: list[int], tick_jitter_ms: list[int], rng: random.Rando
             "\n".join(hist_line(t, 0, n) for t, n in hist_lines), logged)
 
 
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(rate=st.integers(3, 12), seconds=st.integers(4, 40), seed=st.integers(0, 2**32))
 def test_interval_counts_total_the_completions_within_one_interval(rate: int, seconds: int, seed: int) -> None:
     rng = random.Random(seed)
