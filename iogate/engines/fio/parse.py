@@ -143,14 +143,17 @@ def exact_iops(points: list[tuple[int, float]], counts: list[tuple[int, int]], i
     span the truncated log still says where the I/Os fell (+0.5: the true rate
     lies in [logged, logged + 1), and a '0' line had a completion). The part of
     a span outside the logged intervals (fio's unlogged last partial interval)
-    takes its time's share of the count with it. A line's IOPS is then its
+    takes its time's share of the count with it (a span overlapping no logged
+    interval at all, never seen from fio, counts nowhere: an I/O is never put
+    in an interval fio did not log). A line's IOPS is then its
     count over its real length. The part of an interval outside the hist
     coverage (after the last hist line: fio does not flush its last partial
     hist interval), and every interval of a job, clone and direction with no
     hist log, keeps the iops log's (truncated) value.
     """
     spans = [(max(t - interval_ms, points[i - 1][0] if i else t - interval_ms), t) for i, (t, _) in enumerate(points)]
-    if not counts or not points or counts[0][0] <= spans[0][0]:
+    counts = [(t_ms, count) for t_ms, count in counts if points and t_ms > spans[0][0]]
+    if not counts:
         return [value for _, value in points]
     ends = [end for _, end in spans]
     logged = (spans[0][0], ends[-1])
