@@ -146,7 +146,10 @@ def exact_iops(points: list[tuple[int, float]], counts: list[tuple[int, int]], i
     takes its time's share of the count with it (a span overlapping no logged
     interval at all, never seen from fio, counts nowhere: an I/O is never put
     in an interval fio did not log). A line's IOPS is then its
-    count over its real length. The part of an interval outside the hist
+    count over its real length, held within [logged, logged + 1]: the true
+    rate lies there, and hist spans straddle iops intervals (at 800 IOPS a
+    throttled burst on one side of a boundary would otherwise move tens of
+    I/Os between intervals). The part of an interval outside the hist
     coverage (after the last hist line: fio does not flush its last partial
     hist interval), and every interval of a job, clone and direction with no
     hist log, keeps the iops log's (truncated) value.
@@ -180,7 +183,11 @@ def exact_iops(points: list[tuple[int, float]], counts: list[tuple[int, int]], i
             result.append(value)
             continue
         uncovered_ms = length_ms - _overlap_ms((start, end), coverage)
-        result.append((share + value * uncovered_ms / 1000) * 1000 / length_ms)
+        from_counts = (share + value * uncovered_ms / 1000) * 1000 / length_ms
+        # fio truncated the true rate to `value`, so it lies in [value, value + 1]: the hist lines'
+        # share (their spans straddle the iops intervals, and I/O is bursty at high rates) only
+        # recovers the truncated fraction, never moves an interval by more than that.
+        result.append(min(max(from_counts, value), value + 1))
     return result
 
 
