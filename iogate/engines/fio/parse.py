@@ -7,6 +7,7 @@ into zeros that a criterion would then happily judge.
 from __future__ import annotations
 
 import bisect
+import itertools
 import json
 import re
 from collections import defaultdict
@@ -119,9 +120,94 @@ def _nearest(times: list[int], values: list[float], t_ms: int, within_ms: int) -
     return values[best] if best is not None and abs(times[best] - t_ms) <= within_ms else None
 
 
+def _overlap_ms(a: tuple[int, int], b: tuple[int, int]) -> int:
+    return max(0, min(a[1], b[1]) - max(a[0], b[0]))
+
+
+def exact_iops(points: list[tuple[int, float]], counts: list[tuple[int, int]], interval_ms: int) -> list[float]:
+    """The IOPS of each iops-log line (sorted by time), from the clat_hist log's exact counts where it has them.
+
+    fio logs an interval's IOPS as an integer ((I/Os x 1000) // ms, stat.c
+    __add_samples): 1 write in 1002 ms is logged 0, 8 reads as 7. Its hist log
+    (log_hist_msec, same clock and epoch stamps) writes a line at the first
+    completion after each hist_msec boundary, counting exactly every I/O since
+    the line before: a line covers (the stamp before, its stamp]. The first line
+    counts from the start of the measured phase (fio resets its histograms when
+    the ramp ends; seen with fio 3.33), taken as the first iops-log interval's start.
+
+    An iops-log line stands for (its stamp - interval_ms, its stamp], cut at
+    the line before it. Each hist line's count goes to the iops-log intervals
+    its span overlaps, in proportion to overlap x (logged IOPS + 0.5): only
+    intervals with an iops line, i.e. with a completion, so the I/Os done when
+    a stalled fio resumes are not smeared back over the stall, and within the
+    span the truncated log still says where the I/Os fell (+0.5: the true rate
+    lies in [logged, logged + 1), and a '0' line had a completion). The part of
+    a span outside the logged intervals (fio's unlogged last partial interval)
+    takes its time's share of the count with it (a span overlapping no logged
+    interval at all, never seen from fio, counts nowhere: an I/O is never put
+    in an interval fio did not log). A line's IOPS is then its
+    count over its real length, held within [logged, logged + 1]: the true
+    rate lies there, and hist spans straddle iops intervals (at 800 IOPS a
+    throttled burst on one side of a boundary would otherwise move tens of
+    I/Os between intervals). The part of an interval outside the hist
+    coverage (after the last hist line: fio does not flush its last partial
+    hist interval), and every interval of a job, clone and direction with no
+    hist log, keeps the iops log's (truncated) value.
+    """
+    spans = [(max(t - interval_ms, points[i - 1][0] if i else t - interval_ms), t) for i, (t, _) in enumerate(points)]
+    counts = [(t_ms, count) for t_ms, count in counts if points and t_ms > spans[0][0]]
+    if not counts:
+        return [value for _, value in points]
+    ends = [end for _, end in spans]
+    logged = (spans[0][0], ends[-1])
+    counts = [(spans[0][0], 0), *counts]
+    shares = [0.0] * len(points)
+    for (before_ms, _), (stamp_ms, count) in itertools.pairwise(counts):
+        span = (before_ms, stamp_ms)
+        if stamp_ms <= before_ms or not (inside_ms := _overlap_ms(span, logged)):
+            continue
+        weights: list[tuple[int, float]] = []
+        for i in range(bisect.bisect_right(ends, before_ms), len(spans)):
+            if spans[i][0] >= stamp_ms:
+                break
+            if (ms := _overlap_ms(spans[i], span)) > 0:
+                weights.append((i, ms * (points[i][1] + 0.5)))
+        total = sum(w for _, w in weights)
+        for i, weight in weights:
+            shares[i] += count * inside_ms / (stamp_ms - before_ms) * weight / total
+    coverage = (counts[0][0], counts[-1][0])
+    result = []
+    for (start, end), share, (_, value) in zip(spans, shares, points, strict=True):
+        length_ms = end - start
+        if length_ms <= 0:
+            result.append(value)
+            continue
+        uncovered_ms = length_ms - _overlap_ms((start, end), coverage)
+        from_counts = (share + value * uncovered_ms / 1000) * 1000 / length_ms
+        # fio truncated the true rate to `value`, so it lies in [value, value + 1]: the hist lines'
+        # share (their spans straddle the iops intervals, and I/O is bursty at high rates) only
+        # recovers the truncated fraction, never moves an interval by more than that.
+        result.append(min(max(from_counts, value), value + 1))
+    return result
+
+
+def _by_stamp(counts: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Hist lines in time order, lines with one stamp merged (fio writes one per completion when it
+    catches up after a stall, and two completions may share a millisecond)."""
+    merged: dict[int, int] = defaultdict(int)
+    for t_ms, count in counts:
+        merged[t_ms] += count
+    return sorted(merged.items())
+
+
 def parse_logs(files: Mapping[str, str], host: str, interval_ms: int = 1000) -> tuple[list[Sample], list[HistSample]]:
     """Per-second samples from fio log files given as {file name: text}.
 
+    A sample's IOPS comes from the clat_hist log's exact completion counts over
+    the interval's real length wherever a hist line covers it, and from fio's
+    IOPS log (which truncates to whole numbers) only where no hist log exists
+    (see exact_iops). The grid (iogate.metrics.grid) still treats an interval
+    with no line as 0 IOPS.
     IOPS and mean-clat logs pair up by (job, clone, direction) and nearest time:
     fio stamps the two logs up to a few hundred ms apart; an IOPS line with no
     clat line within half an interval gets clat_mean_ns None (unknown, not 0).
@@ -130,6 +216,7 @@ def parse_logs(files: Mapping[str, str], host: str, interval_ms: int = 1000) -> 
     """
     iops: dict[tuple[str, str, Dir], list[tuple[int, float]]] = defaultdict(list)
     clat: dict[tuple[str, str, Dir], list[tuple[int, float]]] = defaultdict(list)
+    hist_counts: dict[tuple[str, str, Dir], list[tuple[int, int]]] = defaultdict(list)
     hist: list[HistSample] = []
     for name, text in files.items():
         match = _LOG_NAME.match(Path(name).name)
@@ -145,13 +232,16 @@ def parse_logs(files: Mapping[str, str], host: str, interval_ms: int = 1000) -> 
                 if len(counts) != PLAT_NR:
                     raise EngineError(f"{name}: histogram line has {len(counts)} bins, expected {PLAT_NR} (log_hist_coarseness must be 0)")
                 hist.append(HistSample(t_ms, job, host, ddir, {i: c for i, c in enumerate(counts) if c}))
+                hist_counts[(job, clone, ddir)].append((t_ms, sum(counts)))
             else:
                 (iops if kind == "iops" else clat)[(job, clone, ddir)].append((t_ms, float(fields[1])))
     samples = []
     for key, points in iops.items():
         latency = sorted(clat.get(key, []))
         times, values = [t for t, _ in latency], [v for _, v in latency]
-        for t_ms, value in points:
+        points.sort(key=lambda p: p[0])
+        exact = exact_iops(points, _by_stamp(hist_counts.get(key, [])), interval_ms)
+        for (t_ms, _), value in zip(points, exact, strict=True):
             mean_ns = _nearest(times, values, t_ms, interval_ms // 2)
             samples.append(Sample(t_ms=t_ms, job=key[0], host=host, dir=key[2], iops=value, clat_mean_ns=mean_ns,
                                   clone=int(key[1])))
