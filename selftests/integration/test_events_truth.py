@@ -1,7 +1,8 @@
 """Ground truth for event verdicts: a known degradation must fail them, its absence must pass.
 
 A volume capped at exactly 800 read IOPS (cgroup blkio throttle) is read at
-queue depth 4, so its baseline is exact: 800 IOPS at 5 ms. A `degrade` event
+queue depth 16, so its baseline is exact: 800 IOPS at 20 ms (a deep queue keeps the throttle
+saturated while a loaded machine starves fio for a moment: the cap sets the figure, not the generator). A `degrade` event
 lowers the cap to 400 IOPS for the middle third of the run and lifts it back:
 IOPS halve and latency doubles inside the event window, so throughput_impact
 and latency_delta must fail there, naming the window. The control run replays
@@ -57,7 +58,7 @@ def capped(local_lab: Lab, local_run: Run, local_array: LocalArray) -> Iterator[
 
 
 def run_with_degrade(array: LocalArray, engine: FioEngine, connection: Connection, cap: QoS) -> EventRun:
-    workload = WorkloadSpec("read-qd4", read_pct=100, random_pct=100, bs="4k", iodepth=4, runtime_s=RUNTIME_S, ramp_s=RAMP_S)
+    workload = WorkloadSpec("read-qd16", read_pct=100, random_pct=100, bs="4k", iodepth=16, runtime_s=RUNTIME_S, ramp_s=RAMP_S)
     volume = connection.volume
     schedule = EventSchedule(array, [
         Event("degrade", at_s=ON_S, volume=volume, qos=cap, tag="on"),
@@ -90,7 +91,7 @@ def test_halving_the_cap_fails_both_verdicts_in_the_event_window(capped, repetit
     assert throughput.measured == pytest.approx(50, abs=5)
     assert not latency.passed
     assert latency.window == "event vs baseline"
-    assert latency.measured > 60  # queue depth 4 at half the IOPS: about +100 %
+    assert latency.measured > 60  # queue depth 16 at half the IOPS: about +100 %
 
 
 @pytest.mark.parametrize("repetition", [1, 2, 3])
