@@ -108,11 +108,31 @@ def _powerstore() -> Vendor:
     )
 
 
+def _ontap() -> Vendor:
+    from selftests.vendors.backed_ontap import BackedOntap
+    from selftests.vendors.test_ontap import contract
+
+    return Vendor(
+        name="ontap",
+        driver_class="Ontap",
+        sdk="netapp_ontap",
+        protocol="iscsi",
+        target_iqn="iqn.1992-08.com.netapp:sn.0123456789abcdef:vs.3",  # what the fake's SVM iSCSI service names
+        subsys_nqn="nqn.1992-08.com.netapp:sn.0123456789abcdef:subsystem.iogate-emulated",
+        make_fake=lambda password, backing: BackedOntap("iogate", password, backing),
+        contract=contract,
+        extra_options={"username": "iogate", "svm": "svm1", "flexvol": "iogate_vol", "snapmirror": True},
+        leftovers=lambda f: _nonempty(
+            **{k: v for k, v in f.objects.items()}, lun_maps=f.lun_maps, ns_maps=f.ns_maps, snapshots=f.snapshots
+        ),
+    )
+
+
 def _nonempty(**things: Any) -> dict[str, Any]:
     return {k: v for k, v in things.items() if v}
 
 
-VENDORS: dict[str, Callable[[], Vendor]] = {"pure": _pure, "powerstore": _powerstore}
+VENDORS: dict[str, Callable[[], Vendor]] = {"pure": _pure, "powerstore": _powerstore, "ontap": _ontap}
 
 
 @pytest.fixture(scope="session")

@@ -32,7 +32,7 @@ pytestmark = [pytest.mark.labvm, pytest.mark.vendors]
 REPO = Path(__file__).resolve().parents[3]
 VOLUME_BYTES = 256 << 20
 FIO_OUT = "/tmp/iogate-vendor-behaviour-fio.json"
-BOTH = pytest.mark.parametrize("vendor", ["pure", "powerstore"], indirect=True)
+ALL = pytest.mark.parametrize("vendor", ["pure", "powerstore", "ontap"], indirect=True)
 
 
 def sessions(guest: Initiator) -> str:
@@ -49,7 +49,7 @@ def make_driver(vendor: Vendor, lab: Lab, run: Run) -> Any:
     return getattr(importlib.import_module(f"iogate.arrays.{vendor.name}"), vendor.driver_class)(lab, run)
 
 
-@BOTH
+@ALL
 def test_chain_with_snapshot_and_replication_under_load(
     vendor: Vendor, lab: Lab, fake: Any, emulated: GuestBacking, guest: Initiator, tmp_path: Path
 ) -> None:
@@ -130,7 +130,7 @@ CHILD = textwrap.dedent(
 )
 
 
-@BOTH
+@ALL
 def test_cleanup_after_sigkill_leaves_nothing_on_the_array_or_in_the_guest(
     vendor: Vendor, lab: Lab, fake: Any, emulated: GuestBacking, guest: Initiator, canary: str
 ) -> None:
