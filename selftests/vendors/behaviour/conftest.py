@@ -42,18 +42,18 @@ class Vendor:
     contract: Callable[[], Contract]
     extra_options: dict[str, Any]
     leftovers: Callable[[Any], dict[str, Any]]  # what the fake still holds (empty: nothing)
+    target_in_options: bool = True  # ONTAP asks the array for its target IQN and subsystem NQNs instead
 
     def options(self, server: ContractServer, portal: str = "127.0.0.1") -> dict[str, Any]:
-        return {
+        targets = {"iscsi_target_iqn": self.target_iqn, "nvme_subsys_nqn": self.subsys_nqn} if self.target_in_options else {}
+        return targets | {
             "management": server.address,
             "password": f"${{env:{PASSWORD_ENV}}}",
             "verify_tls": str(server.cert),
             "timeout_s": 300,  # every write reaches the guest over SSH (TCG under load: seconds per command)
             "retry_backoff_s": 0,
             "iscsi_portal": f"{portal}:3260",
-            "iscsi_target_iqn": self.target_iqn,
             "nvme_traddr": portal,
-            "nvme_subsys_nqn": self.subsys_nqn,
             **self.extra_options,
         }
 
@@ -122,6 +122,7 @@ def _ontap() -> Vendor:
         make_fake=lambda password, backing: BackedOntap("iogate", password, backing),
         contract=contract,
         extra_options={"username": "iogate", "svm": "svm1", "flexvol": "iogate_vol", "snapmirror": True},
+        target_in_options=False,
         leftovers=lambda f: _nonempty(
             **{k: v for k, v in f.objects.items()}, lun_maps=f.lun_maps, ns_maps=f.ns_maps, snapshots=f.snapshots
         ),
