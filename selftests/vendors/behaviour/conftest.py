@@ -1,8 +1,7 @@
 """Wiring for the vendor behaviour tier: the lab VM tier's guest, a backed fake array per test.
 
-The lab VM fixtures are the labvm tier's own (imported, not copied): one guest per
-session. Run this tier on its own (`-m "labvm and vendors"`): run together with
-selftests/labvm in one session, each tier's conftest scope would boot a guest.
+The lab VM fixtures (labvm_lab, guest, ...) are the labvm tier's own, registered in
+selftests/conftest.py: one guest per session, shared with the labvm tier.
 """
 
 from __future__ import annotations
@@ -16,16 +15,9 @@ import pytest
 
 from iogate.lab import ArrayConfig, Lab
 from iogate.run import Run
-from selftests.labvm import conftest as labvm_tier
 from selftests.vendors.conftest import PASSWORD_ENV
 from selftests.vendors.guest_backing import Desired, GuestBacking
 from selftests.vendors.server import Contract, ContractServer
-
-# The labvm tier's session fixtures, registered in this directory too.
-labvm_run = labvm_tier.labvm_run
-labvm = labvm_tier.labvm
-labvm_lab = labvm_tier.labvm_lab
-guest = labvm_tier.guest
 
 
 @dataclass(frozen=True)
