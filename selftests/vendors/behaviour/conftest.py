@@ -34,6 +34,8 @@ class Vendor:
     contract: Callable[[], Contract]
     extra_options: dict[str, Any]
     leftovers: Callable[[Any], dict[str, Any]]  # what the fake still holds (empty: nothing)
+    # The vendor's identity shape, written out here (not derived by the driver): what the kernel must show.
+    kernel_identity: str = ""
     target_in_options: bool = True  # ONTAP asks the array for its target IQN and subsystem NQNs instead
 
     def options(self, server: ContractServer, portal: str = "127.0.0.1") -> dict[str, Any]:
@@ -64,6 +66,7 @@ def _pure() -> Vendor:
         make_fake=BackedPure,
         contract=contract,
         extra_options={"protection_group": "pg-dr"},
+        kernel_identity=r"naa\.624a9370[0-9a-f]{24}",  # NAA 6, Pure's IEEE company id 24a937, the 24-digit serial
         leftovers=lambda f: _nonempty(
             volumes=f.volumes,
             hosts=f.hosts,
@@ -96,6 +99,7 @@ def _powerstore() -> Vendor:
         make_fake=make,
         contract=PowerStoreContract,
         extra_options={"username": "iogate", "protection_policy_id": policy, "default_protocol": "nvme-tcp"},
+        kernel_identity=r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-8ccf-0968[0-9a-f]{8}",  # NGUID with Dell's 8ccf09 OUI
         leftovers=lambda f: _nonempty(volumes=f.volumes, hosts=f.hosts, mappings=f.mappings, sessions=f.sessions),
     )
 
@@ -115,6 +119,7 @@ def _ontap() -> Vendor:
         contract=contract,
         extra_options={"username": "iogate", "svm": "svm1", "flexvol": "iogate_vol", "snapmirror": True},
         target_in_options=False,
+        kernel_identity=r"naa\.600a0980(3[0-9a-f]|[4-7][0-9a-f]){12}",  # NAA 6, NetApp's 00a098, hex of a 12-char serial
         leftovers=lambda f: _nonempty(
             **{k: v for k, v in f.objects.items()}, lun_maps=f.lun_maps, ns_maps=f.ns_maps, snapshots=f.snapshots
         ),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -69,6 +70,7 @@ def test_chain_with_snapshot_and_replication_under_load(
         wanted = volume.identity.wwn if vendor.protocol == "iscsi" else volume.identity.nguid
         seen = kernel_identity(guest, connection.filename, vendor.protocol)
         assert seen.lower().replace("-", "") == (wanted or "").lower().replace("-", ""), seen
+        assert re.fullmatch(vendor.kernel_identity, seen.lower()), seen
         fio = guest.run(
             "rm -f %s; nohup fio --name=load --filename=%s --rw=randwrite --bs=4k --direct=1 --ioengine=libaio --iodepth=4 "
             "--runtime=1800 --time_based --output-format=json --output=%s >/dev/null 2>&1 & echo $!",
