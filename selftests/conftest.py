@@ -19,6 +19,13 @@ from iogate.hosts.initiator import Initiator
 from iogate.lab import DEFAULT_LAB, Lab, QoS, load_lab
 from iogate.resources import release_all
 from iogate.run import Run
+from selftests.labvm import fixtures as labvm_fixtures
+
+# The lab VM's session fixtures, one definition for every tier (one guest per session).
+labvm_run = labvm_fixtures.labvm_run
+labvm = labvm_fixtures.labvm
+labvm_lab = labvm_fixtures.labvm_lab
+guest = labvm_fixtures.guest
 
 # Property tests judge values, never time: hypothesis' default 200 ms per-example deadline is a
 # wall-clock margin that a loaded 2-core machine misses (a 47 ms example took 471 ms under load).

@@ -40,7 +40,11 @@ def read_identity(initiator: Initiator, device: str) -> dict[str, str]:
 
 
 def _norm(value: str) -> str:
-    return value.strip().lower().removeprefix("naa.").removeprefix("eui.").removeprefix("nvme.").replace("-", "")
+    # Linux shows an NVMe namespace with a UUID as wwid "uuid.<uuid>" (ONTAP's namespace identity).
+    text = value.strip().lower()
+    for prefix in ("naa.", "eui.", "nvme.", "uuid."):
+        text = text.removeprefix(prefix)
+    return text.replace("-", "")
 
 
 def matches(facts: dict[str, str], identity: DeviceIdentity) -> bool:

@@ -1,27 +1,19 @@
 """The lab VM tier: one qemu guest per session, the array and the initiator in one.
 
-Builds the image when the cache has none (about 3 minutes), boots it (about 70 s
-under TCG), and hands the tests labs/labvm.yaml pointed at this boot's SSH port.
-Skipped only when IOGATE_SKIP_LABVM=1.
+The guest's session fixtures (labvm_run, labvm, labvm_lab, guest) live in
+selftests/labvm/fixtures.py, registered by selftests/conftest.py, so the vendor
+behaviour tier shares the same boot.
 """
 
 from __future__ import annotations
 
-import os
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from iogate.hosts.initiator import Initiator
-from iogate.lab import Lab, load_lab
-from iogate.labvm import image as image_mod
-from iogate.labvm import vm as vm_mod
-from iogate.resources import release_all
+from iogate.lab import Lab
 from iogate.run import Run
-
-LAB_FILE = Path(__file__).resolve().parents[2] / "labs" / "labvm.yaml"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -29,45 +21,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if here in Path(str(item.fspath)).parents:
             item.add_marker(pytest.mark.labvm)
-
-
-@pytest.fixture(scope="session")
-def labvm_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
-    if os.environ.get("IOGATE_SKIP_LABVM") == "1":
-        pytest.skip("lab VM tier skipped: IOGATE_SKIP_LABVM=1")
-    run = Run.start(tmp_path_factory.mktemp("labvm-workdir"), "labvm")
-    yield run
-    release_all(run.ledger)  # whatever a failed test left, qemu last (oldest entry)
-
-
-@pytest.fixture(scope="session")
-def labvm(labvm_run: Run) -> Iterator[vm_mod.LabVM]:
-    started = time.monotonic()
-    image = image_mod.ensure_image()
-    built_s = time.monotonic() - started
-    guest = vm_mod.boot(labvm_run, image)
-    print(f"\nlab VM: image ready in {built_s:.0f} s, booted in {guest.boot_seconds:.0f} s, {guest.transport}")
-    yield guest
-    guest.stop()
-
-
-@pytest.fixture(scope="session")
-def labvm_lab(labvm: vm_mod.LabVM) -> Lab:
-    """labs/labvm.yaml with this boot's port and key (the file says 10022 for `labvm up`)."""
-    lab = load_lab(LAB_FILE)
-    where = {"transport": labvm.transport, "ssh_key": labvm.ssh_key}
-    options = {**lab.array.options, **where, "vanishes_with": labvm.marker}
-    return lab.model_copy(
-        update={
-            "array": lab.array.model_copy(update={"options": options}),
-            "hosts": [host.model_copy(update=where) for host in lab.hosts],
-        }
-    )
-
-
-@pytest.fixture(scope="session")
-def guest(labvm_lab: Lab) -> Initiator:
-    return Initiator.from_config(labvm_lab.hosts[0])
 
 
 @pytest.fixture(scope="session")
