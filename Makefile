@@ -15,16 +15,12 @@ PYTEST_ARGS ?=
 STAMP := $(VENV)/.installed
 VENDOR_STAMP := $(VENV)/.installed-vendors
 
-<<<<<<< HEAD
-.PHONY: setup apt venv vendors vendor-behaviour allure-cli accept check faults report export bench lint cleanup clean
-=======
 N ?= 5
 TESTS ?= selftests/unit
 FAMILIES ?= baseline,sweep,tiles,kpi,protocols,events
 CALIBRATE_ARGS ?=
 
-.PHONY: setup apt venv allure-cli accept check report export bench lint cleanup clean soak calibrate
->>>>>>> b-specs
+.PHONY: setup apt venv vendors vendor-behaviour allure-cli accept check faults report export bench lint cleanup clean soak calibrate
 
 setup: apt $(STAMP) allure-cli
 
