@@ -41,6 +41,7 @@ families:
 
 def lab_copy(tmp_path: Path, name: str, qos: str) -> Path:
     text = DEFAULT_LAB.read_text().replace("/var/tmp/iogate", str(tmp_path / "work")).replace("size: 1GiB", "size: 128MiB")
+    text = re.sub(r"\n  qos:[^\n]*(\n    [^\n]*)*", "", text)  # the lab's own caps give way to the test's
     text = text.replace("  size: 128MiB", f"  size: 128MiB\n  qos: {qos}")
     path = tmp_path / name
     path.write_text(text)
