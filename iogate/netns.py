@@ -156,7 +156,12 @@ def _remove_netns(attrs: dict[str, Any]) -> str | None:
         return None  # the name now belongs to another namespace: ours is gone
     pids = _netns_pids(name)
     _stop_pids(pids)
-    shell.run(["ip", "netns", "del", name])
+    try:
+        shell.run(["ip", "netns", "del", name])
+    except IOGateError:
+        if _netns_inode(name) is None:
+            return None  # a concurrent release (cleanup beside the run's own teardown) deleted it first
+        raise
     return f"deleted namespace {name}" + (f" (stopped pid {', '.join(map(str, pids))})" if pids else "")
 
 
