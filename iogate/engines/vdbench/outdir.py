@@ -203,10 +203,30 @@ def to_run_result(output: Output, point: Point, host: str, job_names: dict[str, 
 
 
 def output_errno(output: Output) -> int:
-    if not output.errors:
+    return errors_errno(output.errors)
+
+
+def errors_errno(errors: tuple[Line, ...] | list[Line]) -> int:
+    """errorlog.html's entries as one errno: EILSEQ for data validation, EIO for other I/O errors."""
+    if not errors:
         return 0
-    validation = any(re.search(r"data validation|corrupt|miscompare", e.text, re.IGNORECASE) for e in output.errors)
+    validation = any(re.search(r"data validation|corrupt|miscompare", e.text, re.IGNORECASE) for e in errors)
     return errno.EILSEQ if validation else errno.EIO
+
+
+def stopped_by_errors(out_dir: Path, errors: list[Line], job_names: list[str], job_hosts: dict[str, str], host: str,
+                      start_ms: int) -> RunResult:
+    """A run vdbench stopped on the array's I/O or data-validation errors before it wrote its averages.
+
+    The failure is the array's: every job carries the errno (no_io_errors fails naming it) and no
+    measurements (every other criterion fails closed on "no data"), never a tool error and never
+    a partial window that could pass.
+    """
+    code = errors_errno(errors)
+    empty = {d: Direction(d) for d in Dir}
+    jobs = tuple(JobResult(name, job_hosts.get(name, host), empty, error=code) for name in job_names)
+    return RunResult(name=out_dir.name, jobs=jobs, series=Series((), (), 1000), start_ms=start_ms, end_ms=start_ms,
+                     artifacts={"vdbench output": str(out_dir), "vdbench errorlog": str(out_dir / "errorlog.html")})
 
 
 def _job(name: str, host: str, aggregate: Aggregate, interval_s: int, errors: int) -> JobResult:

@@ -25,6 +25,7 @@ import re
 import shlex
 import tarfile
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -34,7 +35,7 @@ from iogate.engines.vdbench import errorlog, health, parmfile
 from iogate.engines.vdbench.flatfile import parse_rows
 from iogate.engines.vdbench.locate import vdbench_home
 from iogate.engines.vdbench.netns_master import MasterNet, join_cgroup, private_namespace, rsh_marker
-from iogate.engines.vdbench.outdir import parse_outdir, to_run_result
+from iogate.engines.vdbench.outdir import parse_outdir, stopped_by_errors, to_run_result
 from iogate.engines.vdbench.source import Line
 from iogate.engines.workload import RunPlan
 from iogate.errors import EngineError, HostError
@@ -189,11 +190,15 @@ class VdbenchEngine:
                          tolerated=self.tolerated_warnings)
         try:
             output = parse_outdir(out_dir)
-        except EngineError as exc:
-            if errors:  # vdbench stopped on them before finishing its reports
-                raise EngineError(f"{where}: vdbench reported {len(errors)} I/O or data-validation error(s) "
-                                  f"(first: {errors[0].text.strip()[:200]}) and its output is incomplete: {exc}") from exc
-            raise
+        except EngineError:
+            if not errors:
+                raise
+            # vdbench stopped on the array's errors before writing its averages: a product failure.
+            since = control.wait_measuring(0) if control is not None else None
+            start_ms = since if since is not None else int(time.time() * 1000)
+            failed = stopped_by_errors(out_dir, errors, [j.name for j in jobs],
+                                       {j.name: j.target.host for j in jobs}, initiator.name, start_ms)
+            return replace(failed, name=plan.name)
         points = [p for p in output.points if p.rd == RD_NAME]
         if len(points) != 1:
             raise EngineError(f"{where}: {len(points)} run points named {RD_NAME} in {out_dir}")
