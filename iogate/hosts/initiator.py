@@ -7,7 +7,9 @@ URL; nothing above this module knows which one runs a command.
 from __future__ import annotations
 
 import base64
+import re
 import shlex
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +22,15 @@ from iogate.errors import HostError
 from iogate.lab import HostConfig
 from iogate.secrets import redact, register, register_inline, resolve_embedded
 
+# What ssh says when it could not reach the host's sshd at all: the command was never sent, so
+# running it again cannot run it twice. A loaded guest (qemu TCG on 2 cores) misses a banner now
+# and then; a session that breaks mid-command ("closed by remote host") is never retried.
+_NOT_CONNECTED = re.compile(
+    r"timed out during banner exchange|kex_exchange_identification|connect to host \S+ port \d+: "
+    r"(Connection (timed out|refused)|No route to host)"
+)
+CONNECT_ATTEMPTS = 4
+CONNECT_BACKOFF_S = 3.0
 
 @dataclass
 class Initiator:
@@ -40,7 +51,7 @@ class Initiator:
             kwargs["ssh_identity_file"] = config.ssh_key
         if config.transport.startswith(("ssh://", "paramiko://")):
             # A lab host is ours to drive: no interactive prompts, no known_hosts churn.
-            kwargs["ssh_extra_args"] = "-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o ConnectTimeout=10"
+            kwargs["ssh_extra_args"] = "-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o ConnectTimeout=30"
         # A password in the URL (paramiko://root:${env:PW}@host) is a reference, percent-encoded in.
         transport = resolve_embedded(config.transport, escape=lambda value: quote(value, safe=""))
         register_inline(transport)
@@ -63,13 +74,19 @@ class Initiator:
 
         `secrets` (a CHAP password...) never appear in an error message."""
         line = command % tuple(shlex.quote(a) for a in args) if args else command
-        try:
-            return self.host.run(line)
-        except Exception as exc:  # transport failure (ssh down, host gone)
-            # testinfra's ssh backend raises with the CommandResult: its stderr is what ssh said.
-            said = getattr(exc.args[0], "stderr", None) if exc.args else None
-            detail = said.strip() if isinstance(said, str) and said.strip() else str(exc)
-            raise HostError(_redact(f"host {self.name}: cannot run {line!r}: {detail}", secrets)) from None
+        for attempt in range(1, CONNECT_ATTEMPTS + 1):
+            try:
+                return self.host.run(line)
+            except Exception as exc:  # transport failure (ssh down, host gone)
+                # testinfra's ssh backend raises with the CommandResult: its stderr is what ssh said.
+                said = getattr(exc.args[0], "stderr", None) if exc.args else None
+                detail = said.strip() if isinstance(said, str) and said.strip() else str(exc)
+                if attempt < CONNECT_ATTEMPTS and _NOT_CONNECTED.search(detail):
+                    time.sleep(CONNECT_BACKOFF_S * attempt)
+                    continue
+                tries = f" (after {attempt} attempts to connect)" if attempt > 1 else ""
+                raise HostError(_redact(f"host {self.name}: cannot run {line!r}: {detail}{tries}", secrets)) from None
+        raise AssertionError("unreachable")
 
     def run(self, command: str, *args: str, secrets: Sequence[str] = ()) -> CommandResult:
         """Run a shell command; a non-zero exit raises HostError naming host and command."""

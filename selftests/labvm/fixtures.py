@@ -35,14 +35,36 @@ def labvm_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
 
 
 @pytest.fixture(scope="session")
-def labvm(labvm_run: Run) -> Iterator[vm_mod.LabVM]:
+def labvm(labvm_run: Run, request: pytest.FixtureRequest) -> Iterator[vm_mod.LabVM]:
     started = time.monotonic()
     image = image_mod.ensure_image()
     built_s = time.monotonic() - started
     guest = vm_mod.boot(labvm_run, image)
     print(f"\nlab VM: image ready in {built_s:.0f} s, booted in {guest.boot_seconds:.0f} s, {guest.transport}")
+    failed_before = request.session.testsfailed
     yield guest
+    if request.session.testsfailed > failed_before:
+        _post_mortem(request, guest)
     guest.stop()
+
+
+def _post_mortem(request: pytest.FixtureRequest, guest: vm_mod.LabVM) -> None:
+    """Tests failed while the guest ran: its console and kernel log say whether it hung, panicked
+    or ran out of memory (the run directory is gone by the time CI's log is read)."""
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is None:
+        return
+    serial = guest.serial_log.read_text(errors="replace").splitlines()[-40:] if guest.serial_log.exists() else []
+    try:
+        dmesg = guest.ssh("dmesg | tail -n 40; free -m; uptime", timeout_s=60).stdout.splitlines()
+    except Exception as exc:  # the guest may be the thing that died
+        dmesg = [f"(no answer: {exc})"]
+    reporter.write_sep("-", "lab VM post-mortem: serial console (last 40 lines)")
+    for line in serial:
+        reporter.write_line(line)
+    reporter.write_sep("-", "lab VM post-mortem: dmesg, memory, load")
+    for line in dmesg:
+        reporter.write_line(line)
 
 
 @pytest.fixture(scope="session")
