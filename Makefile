@@ -20,7 +20,7 @@ TESTS ?= selftests/unit
 FAMILIES ?= baseline,sweep,tiles,kpi,protocols,events
 CALIBRATE_ARGS ?=
 
-.PHONY: setup apt venv vendors vendor-behaviour allure-cli accept check faults report export bench lint cleanup clean soak calibrate
+.PHONY: setup apt venv vendors vendor-behaviour allure-cli accept check explore faults report export bench lint cleanup clean soak calibrate
 
 setup: apt $(STAMP) allure-cli
 
@@ -80,6 +80,10 @@ vendor-behaviour: setup vendors
 # The fault campaign alone (it also runs inside `make check`): prints its table of faults.
 faults: setup
 	$(PY) -m pytest selftests/faults -m faults $(PYTEST_ARGS)
+
+# Property tests with fresh random examples (make check draws a fixed set, so a gate never flakes).
+explore: setup
+	HYPOTHESIS_PROFILE=explore $(PY) -m pytest selftests/unit -p no:cacheprovider $(PYTEST_ARGS)
 
 lint:
 	$(VENV)/bin/ruff check iogate fixtures plugins criteria tests selftests tools conftest.py

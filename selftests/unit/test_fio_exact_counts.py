@@ -107,7 +107,9 @@ def test_interval_counts_total_the_completions_within_one_interval(rate: int, se
         return
     samples, _ = parse_logs({"vm_iops.1.log": iops_text, "vm_clat_hist.1.log": hist_text}, "h")
     counted = sum(iops for _, iops, _ in Series(tuple(samples)).totals())  # 1 s intervals: IOPS = I/Os
-    # Two intervals' worth: each interval is held within [logged, logged + 1] IOPS (fio's truncation), so
-    # where hist spans straddle intervals the recovered fraction is approximate (600 random runs: at most
-    # 1.6 intervals' worth off, 0.4 on average); the truncated iops log alone is 2.3 off on average.
-    assert counted == pytest.approx(logged, abs=2 * rate), (per_second, jitter)
+    # One interval's worth (the busiest second holds at most rate + 2): the hist lines count every
+    # completion exactly and the clamp to fio's truncation bounds gives back what it takes; only the
+    # unlogged tail after the last hist line and the truncated iops log's rounding remain
+    # (3000 seeded runs: at most 0.97 x rate off, 0.11 x rate on average; the truncated iops log
+    # alone is 2.3 off on average).
+    assert counted == pytest.approx(logged, abs=rate + 2), (per_second, jitter)

@@ -176,19 +176,52 @@ def exact_iops(points: list[tuple[int, float]], counts: list[tuple[int, int]], i
         for i, weight in weights:
             shares[i] += count * inside_ms / (stamp_ms - before_ms) * weight / total
     coverage = (counts[0][0], counts[-1][0])
-    result = []
+    result: list[float] = []
+    wanted_ios = held_ios = 0.0
     for (start, end), share, (_, value) in zip(spans, shares, points, strict=True):
         length_ms = end - start
         if length_ms <= 0:
             result.append(value)
             continue
         uncovered_ms = length_ms - _overlap_ms((start, end), coverage)
-        from_counts = (share + value * uncovered_ms / 1000) * 1000 / length_ms
+        ios = share + value * uncovered_ms / 1000
+        from_counts = ios * 1000 / length_ms
         # fio truncated the true rate to `value`, so it lies in [value, value + 1]: the hist lines'
         # share (their spans straddle the iops intervals, and I/O is bursty at high rates) only
         # recovers the truncated fraction, never moves an interval by more than that.
-        result.append(min(max(from_counts, value), value + 1))
-    return result
+        held = min(max(from_counts, value), value + 1)
+        result.append(held)
+        wanted_ios += ios
+        held_ios += held * length_ms / 1000
+    return _conserve(result, spans, points, wanted_ios - held_ios)
+
+
+def _conserve(result: list[float], spans: list[tuple[int, int]], points: list[tuple[int, float]],
+              missing_ios: float) -> list[float]:
+    """Give back the I/Os the [logged, logged + 1] clamp took or added, where the clamp leaves room.
+
+    The hist lines count every completion exactly; holding each interval in its truncation bounds
+    must not change how many I/Os the run did. The difference goes to the intervals with room
+    left in the direction needed, in proportion to that room, so no interval leaves its bounds and
+    the total equals the counted I/Os whenever the bounds allow it.
+    """
+    if abs(missing_ios) < 1e-9:
+        return result
+    up = missing_ios > 0
+    room = []
+    for (start, end), held, (_, value) in zip(spans, result, points, strict=True):
+        seconds = max(end - start, 0) / 1000
+        room.append(((value + 1 - held) if up else (held - value)) * seconds)
+    total_room = sum(room)
+    if total_room <= 0:
+        return result
+    moved = min(abs(missing_ios), total_room) / total_room
+    adjusted = []
+    for (start, end), held, spare in zip(spans, result, room, strict=True):
+        seconds = (end - start) / 1000
+        step = spare * moved / seconds if seconds > 0 else 0.0
+        adjusted.append(held + step if up else held - step)
+    return adjusted
 
 
 def _by_stamp(counts: list[tuple[int, int]]) -> list[tuple[int, int]]:
