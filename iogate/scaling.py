@@ -25,7 +25,6 @@ are told apart by JobResult.host).
 
 from __future__ import annotations
 
-import html
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -238,17 +237,3 @@ def step_rows(results: Sequence[StepResult]) -> list[dict[str, Any]]:
         rows.append(row)
     return rows
 
-
-def html_table(rows: Sequence[Mapping[str, Any]], title: str = "") -> str:
-    """A plain HTML table (the report's attachment viewer renders it as is)."""
-    header = list(dict.fromkeys(key for row in rows for key in row))
-    head = "".join(f"<th>{html.escape(str(key))}</th>" for key in header)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{'' if row.get(key) is None else html.escape(str(row.get(key)))}</td>" for key in header) + "</tr>"
-        for row in rows
-    )
-    caption = f"<caption>{html.escape(title)}</caption>" if title else ""
-    return (
-        "<html><body><table border='1' cellpadding='4' style='border-collapse:collapse;font-family:sans-serif'>"
-        f"{caption}<tr>{head}</tr>{body}</table></body></html>"
-    )
