@@ -32,6 +32,7 @@ from typing import Any, Literal, TypeVar
 
 from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
 from iogate.hosts.connectors.base import Connection
+from iogate.lab import round_robin
 from iogate.metrics.histogram import Histogram
 from iogate.metrics.types import Dir, RunResult
 
@@ -85,7 +86,7 @@ def assign_volumes(hosts: Sequence[str], volumes: Sequence[T]) -> dict[str, list
         raise ValueError(f"assign_volumes needs hosts and volumes (got {len(hosts)} hosts, {len(volumes)} volumes)")
     assigned: dict[str, list[T]] = {host: [] for host in hosts}
     for index, volume in enumerate(volumes):
-        assigned[hosts[index % len(hosts)]].append(volume)
+        assigned[round_robin(hosts, index)].append(volume)
     for index, host in enumerate(hosts):
         if not assigned[host]:
             assigned[host].append(volumes[index % len(volumes)])
