@@ -13,10 +13,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
-from criteria.common import NS_PER_MS, no_data, parse_stat
-from criteria.params import CriterionParams, LatencyNs
+from criteria.common import NS_PER_MS, no_data
+from criteria.params import CriterionParams, LatencyNs, LatencyStat
 from criteria.points import SweepPoint
 from iogate.verdict import Verdict
 
@@ -26,13 +26,7 @@ NAME = "iops_at_latency"
 class Params(CriterionParams):
     max_latency_ns: LatencyNs = Field(alias="max_latency")
     min_iops: float
-    stat: str = "mean"
-
-    @field_validator("stat")
-    @classmethod
-    def _known_stat(cls, stat: str) -> str:
-        parse_stat(stat)
-        return stat
+    stat: LatencyStat = "mean"
 
 
 def evaluate(points: Sequence[SweepPoint], *, max_latency_ns: float, min_iops: float, stat: str = "mean") -> Verdict:

@@ -61,10 +61,10 @@ import math
 from collections.abc import Sequence
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
-from criteria.common import NS_PER_MS, parse_stat
-from criteria.params import CriterionParams, LatencyNs
+from criteria.common import NS_PER_MS
+from criteria.params import CriterionParams, LatencyNs, LatencyStat
 from criteria.points import SweepPoint
 from iogate.verdict import Verdict
 
@@ -73,19 +73,13 @@ NAME = "knee"
 
 class Params(CriterionParams):
     method: Literal["chord", "slope"] = "chord"
-    stat: str = "mean"
+    stat: LatencyStat = "mean"
     slope_factor: float = Field(3.0, gt=1)
     min_knee_iops: float | None = None
     min_rise_pct: float = Field(50.0, gt=0)  # defaults justified in the module docstring
     min_rise_latency: LatencyNs = 50_000.0  # ns; YAML: 50us
     # Outcomes a spec deliberately accepts as a pass (stated in the detail all the same); none by default.
     accept: tuple[Literal["not_saturated", "saturated_from_first_point"], ...] = ()
-
-    @field_validator("stat")
-    @classmethod
-    def _known_stat(cls, stat: str) -> str:
-        parse_stat(stat)
-        return stat
 
 
 def knee_by_chord(xs: Sequence[float], ys: Sequence[float]) -> tuple[int | None, list[float]]:

@@ -8,10 +8,10 @@ direction that did I/O on its own and reports the worst. No latency data
 
 from __future__ import annotations
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
-from criteria.common import NS_PER_MS, DirectionOrEach, Source, expand_directions, latency_ns_of, no_data, parse_stat, window_name
-from criteria.params import CriterionParams, LatencyNs
+from criteria.common import NS_PER_MS, DirectionOrEach, Source, expand_directions, latency_ns_of, no_data, window_name
+from criteria.params import CriterionParams, LatencyNs, LatencyStat
 from iogate.metrics.nodata import NoData
 from iogate.verdict import Verdict
 
@@ -20,14 +20,8 @@ NAME = "latency_bound"
 
 class Params(CriterionParams):
     max_latency_ns: LatencyNs = Field(alias="max_latency")
-    stat: str = "p99"
+    stat: LatencyStat = "p99"
     direction: DirectionOrEach = "each"
-
-    @field_validator("stat")
-    @classmethod
-    def _known_stat(cls, stat: str) -> str:
-        parse_stat(stat)
-        return stat
 
 
 def evaluate(source: Source, *, max_latency_ns: float, stat: str = "p99", direction: str = "each") -> Verdict:

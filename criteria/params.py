@@ -1,11 +1,13 @@
-"""Types for bounds in spec YAML: latencies carry their unit ("0.5ms", "150us")."""
+"""Types for bounds in spec YAML: latencies carry their unit ("0.5ms", "150us"), statistics are known ones ("p99")."""
 
 from __future__ import annotations
 
 import re
 from typing import Annotated
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict
+
+from criteria.common import parse_stat
 
 _LATENCY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ns|us|µs|ms|s)\s*$")
 _NS_PER = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
@@ -22,6 +24,15 @@ def parse_latency_ns(value: object) -> float:
 
 
 LatencyNs = Annotated[float, BeforeValidator(parse_latency_ns)]
+
+
+def _known_stat(stat: str) -> str:
+    parse_stat(stat)
+    return stat
+
+
+# A latency statistic a bound is on: "mean", "p99", "p99.9" ... (anything else is refused).
+LatencyStat = Annotated[str, AfterValidator(_known_stat)]
 
 
 class CriterionParams(BaseModel):

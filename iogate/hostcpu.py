@@ -13,6 +13,11 @@ from dataclasses import dataclass
 from iogate.metrics.types import Dir, RunResult
 
 
+def cpu_pct_per_kiops(busy_pct: float, iops: float) -> float | None:
+    """CPU busy % per 1000 IOPS over the same period; None without I/O."""
+    return 1000.0 * busy_pct / iops if iops else None
+
+
 @dataclass(frozen=True)
 class HostCpu:
     host: str
@@ -23,7 +28,8 @@ class HostCpu:
     @property
     def pct_per_kiops(self) -> float:
         """CPU busy % per 1000 IOPS (nan without I/O)."""
-        return 1000.0 * self.busy_pct / self.iops if self.iops else float("nan")
+        value = cpu_pct_per_kiops(self.busy_pct, self.iops)
+        return float("nan") if value is None else value
 
     @property
     def cpu_us_per_io(self) -> float | None:

@@ -7,6 +7,7 @@ provisioned; every error names the file, line and field.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -145,11 +146,20 @@ class Lab(Strict):
     def baseline(self) -> str:
         return self.baseline_protocol or self.protocols[0].name
 
+    def spread(self, index: int) -> str:
+        """The lab's host for the index-th volume or VM (round_robin over its hosts)."""
+        return round_robin([h.name for h in self.hosts], index)
+
     def protocol(self, name: str) -> ProtocolConfig:
         for protocol in self.protocols:
             if protocol.name == name:
                 return protocol
         raise KeyError(f"lab {self.name}: no protocol {name!r}")
+
+
+def round_robin(hosts: Sequence[str], index: int) -> str:
+    """Round-robin host for the index-th volume or VM: host index mod N, so load spreads over every host."""
+    return hosts[index % len(hosts)]
 
 
 def load_lab(path: Path | str | None = None) -> Lab:

@@ -63,10 +63,6 @@ class NsHost:
     ns_addr: str  # the host's address (sshd and fio server listen here)
     ssh_key: str  # the controller's private key for this host
 
-    @property
-    def fio_client_arg(self) -> str:
-        return self.ns_addr
-
 
 def _err(lab: Lab, host: HostConfig, message: str) -> LabFileError:
     return LabFileError(f"lab {lab.path or lab.name}: host {host.name}: {message}")

@@ -25,7 +25,6 @@ are told apart by JobResult.host).
 
 from __future__ import annotations
 
-import html
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -33,6 +32,7 @@ from typing import Any, Literal, TypeVar
 
 from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
 from iogate.hosts.connectors.base import Connection
+from iogate.lab import round_robin
 from iogate.metrics.histogram import Histogram
 from iogate.metrics.types import Dir, RunResult
 
@@ -86,7 +86,7 @@ def assign_volumes(hosts: Sequence[str], volumes: Sequence[T]) -> dict[str, list
         raise ValueError(f"assign_volumes needs hosts and volumes (got {len(hosts)} hosts, {len(volumes)} volumes)")
     assigned: dict[str, list[T]] = {host: [] for host in hosts}
     for index, volume in enumerate(volumes):
-        assigned[hosts[index % len(hosts)]].append(volume)
+        assigned[round_robin(hosts, index)].append(volume)
     for index, host in enumerate(hosts):
         if not assigned[host]:
             assigned[host].append(volumes[index % len(volumes)])
@@ -238,17 +238,3 @@ def step_rows(results: Sequence[StepResult]) -> list[dict[str, Any]]:
         rows.append(row)
     return rows
 
-
-def html_table(rows: Sequence[Mapping[str, Any]], title: str = "") -> str:
-    """A plain HTML table (the report's attachment viewer renders it as is)."""
-    header = list(dict.fromkeys(key for row in rows for key in row))
-    head = "".join(f"<th>{html.escape(str(key))}</th>" for key in header)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{'' if row.get(key) is None else html.escape(str(row.get(key)))}</td>" for key in header) + "</tr>"
-        for row in rows
-    )
-    caption = f"<caption>{html.escape(title)}</caption>" if title else ""
-    return (
-        "<html><body><table border='1' cellpadding='4' style='border-collapse:collapse;font-family:sans-serif'>"
-        f"{caption}<tr>{head}</tr>{body}</table></body></html>"
-    )

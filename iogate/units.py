@@ -1,4 +1,4 @@
-"""Size and time strings as storage engineers write them ("4k", "1GiB", "90s")."""
+"""Size strings as storage engineers write them ("4k", "1GiB"), and back in fio's short form."""
 
 import re
 
@@ -27,17 +27,3 @@ def format_size(num_bytes: int) -> str:
         if num_bytes >= factor and num_bytes % factor == 0:
             return f"{num_bytes // factor}{suffix}"
     return str(num_bytes)
-
-
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
-_SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, None: 1}
-
-
-def parse_duration_s(value: str | float) -> float:
-    """Parse "90s", "10m", "6h" or a number of seconds."""
-    if isinstance(value, (int, float)):
-        return float(value)
-    match = _DURATION.match(value)
-    if not match:
-        raise ValueError(f"not a duration: {value!r} (use e.g. 20s, 10m, 6h)")
-    return float(match.group(1)) * _SECONDS[match.group(2)]

@@ -16,6 +16,7 @@ from pathlib import Path
 import allure
 import pytest
 
+from iogate.report.table import html_table
 from iogate.verdict import Verdict
 from plugins import results
 
@@ -42,26 +43,25 @@ def judge(request: pytest.FixtureRequest) -> Judge:
     return Judge(request.node.stash.setdefault(VERDICTS, []))
 
 
+VERDICT_COLUMNS = ("criterion", "result", "measured", "bound", "unit", "window", "intervals failing", "detail")
+
+
+def verdict_cells(v: Verdict) -> list[str]:
+    color = "#2e7d32" if v.passed else "#c62828"
+    return [
+        html.escape(v.criterion),
+        f'<b style="color:{color}">{"PASS" if v.passed else "FAIL"}</b>',
+        f"{v.measured:.6g}",
+        f"{v.bound:.6g}",
+        html.escape(v.unit),
+        html.escape(v.window),
+        f"{v.intervals_failing}/{v.intervals_considered}" if v.intervals_considered else "-",
+        html.escape(v.detail),
+    ]
+
+
 def verdict_table_html(verdicts: list[Verdict]) -> str:
-    head = "".join(f"<th>{h}</th>" for h in ("criterion", "result", "measured", "bound", "unit", "window", "intervals failing", "detail"))
-    rows = []
-    for v in verdicts:
-        color = "#2e7d32" if v.passed else "#c62828"
-        cells = [
-            html.escape(v.criterion),
-            f'<b style="color:{color}">{"PASS" if v.passed else "FAIL"}</b>',
-            f"{v.measured:.6g}",
-            f"{v.bound:.6g}",
-            html.escape(v.unit),
-            html.escape(v.window),
-            f"{v.intervals_failing}/{v.intervals_considered}" if v.intervals_considered else "-",
-            html.escape(v.detail),
-        ]
-        rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
-    return (
-        "<html><body><table border='1' cellpadding='4' style='border-collapse:collapse;font-family:sans-serif'>"
-        f"<tr>{head}</tr>{''.join(rows)}</table></body></html>"
-    )
+    return html_table(VERDICT_COLUMNS, [verdict_cells(v) for v in verdicts])
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -8,7 +8,6 @@ judged on the whole measured run after warmup.
 import allure
 import pytest
 
-from fixtures.volumes import spread
 from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
 
 
@@ -23,6 +22,6 @@ def test_baseline(lab, prefilled, connect, measure, judge, profile, spec):
     for key, value in workload.params().items():
         allure.dynamic.parameter(key, value)
     with allure.step(f"connect {len(prefilled)} volume(s) over {lab.baseline}"):
-        jobs = tuple(JobSpec(v.name, workload, connect(lab.baseline, v, spread(lab, i))) for i, v in enumerate(prefilled))
+        jobs = tuple(JobSpec(v.name, workload, connect(lab.baseline, v, lab.spread(i))) for i, v in enumerate(prefilled))
     result = measure(RunPlan("baseline", jobs))
     judge(check.evaluate(result) for check in spec.for_family("baseline"))

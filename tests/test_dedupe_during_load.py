@@ -26,12 +26,13 @@ import allure
 import pytest
 
 from fixtures.events import (
+    attach_rise,
     attach_timeline,
     event_checks,
-    judge_windows,
+    event_verdicts,
+    filled_volume,
     phase_s,
     phased_runtime_s,
-    relative_rise,
     scaled_iops,
     skip_without,
     verify_region,
@@ -40,7 +41,6 @@ from iogate.arrays.base import Capability
 from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
 from iogate.events import Event
 from iogate.metrics.windows import WindowStats, event_windows, window_stats
-from iogate.units import parse_size_bytes
 
 DEDUPE_BLOCK = "64k"  # the fill's dedupe unit: duperemove on the local lab hashes 64 KiB blocks
 REGION_MIB = 32
@@ -59,13 +59,10 @@ VOLUME_MIB = VERIFY_OFFSET_MIB + REGION_MIB
 def datastore(lab, array, volume_factory, connect, engine):  # type: ignore[no-untyped-def]
     """The VMs' datastore, filled in random order with 50 % duplicate 64 KiB blocks."""
     skip_without(array, lab, Capability.DEDUPE)
-    volume = volume_factory("events-dedupe", parse_size_bytes(f"{VOLUME_MIB}MiB"))
-    connection = connect(lab.baseline, volume, None)
     fill = WorkloadSpec("fill", read_pct=0, random_pct=100, bs=DEDUPE_BLOCK, iodepth=8, time_based=False, runtime_s=0,
                         dedupe_pct=50)
-    with allure.step(f"fill {volume.name}: random-order {DEDUPE_BLOCK} writes, 50 % duplicate blocks"):
-        engine.run_plan(RunPlan("dedupe-fill", (JobSpec("fill", fill, connection),)))
-    return connection
+    return filled_volume(lab, volume_factory, connect, engine, "events-dedupe", f"{VOLUME_MIB}MiB", plan_name="dedupe-fill",
+                         fill=fill, how=f"random-order {DEDUPE_BLOCK} writes, 50 % duplicate blocks")
 
 
 def tile_jobs(lab, connection, runtime_s: float, ramp_s: float) -> tuple[JobSpec, ...]:  # type: ignore[no-untyped-def]
@@ -118,19 +115,15 @@ def test_dedupe_during_load(datastore, lab, during_load, judge, profile, spec) -
                            ("judged window", event.window.start_ms, event.window.end_ms)])
 
     family = spec.for_family("events")
-    verdicts = judge(
-        judge_windows(event_checks(family, "dedupe_"), baseline, event, series=run.series(tuple(targets)), targets=targets),
-        family["no_errors"].evaluate(run.result),
+    verdicts = judge(event_verdicts(family, event_checks(family, "dedupe_"), baseline, event, run.result,
+                                    series=run.series(tuple(targets)), targets=targets))
+    impact = attach_rise(
+        baseline, event, "dedupe impact (evidence)",
+        verdicts=[v.line() for v in verdicts],
+        dedupe_job_s=round(job.duration_ms / 1000, 3),
+        pool_used_before_bytes=job.evidence.get("pool_used_before_bytes"),
+        pool_used_after_bytes=job.evidence.get("pool_used_after_bytes"),
+        reclaimed_bytes=job.evidence.get("reclaimed_bytes"),
     )
-    impact = {
-        **relative_rise(baseline, event),
-        "verdicts": [v.line() for v in verdicts],
-        "dedupe_job_s": round(job.duration_ms / 1000, 3),
-        "pool_used_before_bytes": job.evidence.get("pool_used_before_bytes"),
-        "pool_used_after_bytes": job.evidence.get("pool_used_after_bytes"),
-        "reclaimed_bytes": job.evidence.get("reclaimed_bytes"),
-    }
-    allure.dynamic.parameter("mean latency rise (evidence)", f"{impact['mean_latency_rise_pct']} %")
     allure.dynamic.parameter("reclaimed_bytes", impact["reclaimed_bytes"])
-    allure.attach(json.dumps(impact, indent=2), name="dedupe impact (evidence)", attachment_type=allure.attachment_type.JSON)
     print("dedupe impact:", json.dumps(impact))

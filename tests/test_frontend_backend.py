@@ -43,12 +43,11 @@ def for_case(checks, case: str) -> list:  # type: ignore[no-untyped-def]
 
 
 def run_step(case, processes, iodepth, lab, volumes, connect, measure, profile):  # type: ignore[no-untyped-def]
-    hosts = [h.name for h in lab.hosts]
     jobs = []
     for index, (volume, count) in enumerate(zip(volumes, split(processes, len(volumes)), strict=True)):
         if count:
             workload = IOGEN.workload(case, count, iodepth, profile.runtime_s, profile.ramp_s)
-            jobs.append(JobSpec(f"{case}-{volume.name}", workload, connect(lab.baseline, volume, hosts[index % len(hosts)])))
+            jobs.append(JobSpec(f"{case}-{volume.name}", workload, connect(lab.baseline, volume, lab.spread(index))))
     return measure(RunPlan(f"{case}-p{processes}", tuple(jobs)))
 
 

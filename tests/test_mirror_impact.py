@@ -20,25 +20,23 @@ not lose an I/O.
 
 from __future__ import annotations
 
-import json
-
 import allure
 import pytest
 
 from fixtures.events import (
+    attach_rise,
     attach_timeline,
     event_checks,
-    judge_windows,
+    event_verdicts,
+    filled_volume,
     phase_s,
     phased_runtime_s,
-    relative_rise,
     scaled_iops,
     verify_region,
 )
 from iogate.arrays.base import Capability
 from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
 from iogate.events import Event
-from iogate.units import parse_size_bytes
 
 VOLUME_SIZE = "256MiB"
 LOAD_REGION = "224m"
@@ -64,12 +62,7 @@ def write_load(name: str, working_set: str, runtime_s: float, ramp_s: float) -> 
 @pytest.fixture(scope="module")
 def mirrored_volume(lab, volume_factory, connect, engine):  # type: ignore[no-untyped-def]
     """A volume filled once sequentially, so the sync copies written data, not holes."""
-    volume = volume_factory("events-mirror", parse_size_bytes(VOLUME_SIZE), lab.volumes.qos)
-    connection = connect(lab.baseline, volume, None)
-    fill = WorkloadSpec("fill", read_pct=0, random_pct=0, bs="256k", iodepth=8, time_based=False, runtime_s=0)
-    with allure.step(f"fill {volume.name}: sequential 256 KiB, whole volume"):
-        engine.run_plan(RunPlan("mirror-fill", (JobSpec("fill", fill, connection),)))
-    return connection
+    return filled_volume(lab, volume_factory, connect, engine, "events-mirror", VOLUME_SIZE, plan_name="mirror-fill", qos=lab.volumes.qos)
 
 
 @pytest.mark.events
@@ -99,10 +92,8 @@ def test_replica_initial_sync(request, lab, require, during_load, judge, profile
 
     baseline, event, _ = run.window_stats(sync.label, jobs=("load",))
     family = spec.for_family("events")
-    judge(judge_windows(event_checks(family, "replica_"), baseline, event), family["no_errors"].evaluate(run.result))
-    evidence = relative_rise(baseline, event)
-    allure.dynamic.parameter("mean latency rise (evidence)", f"{evidence['mean_latency_rise_pct']} %")
-    allure.attach(json.dumps(evidence, indent=2), name="replica sync impact (evidence)", attachment_type=allure.attachment_type.JSON)
+    judge(event_verdicts(family, event_checks(family, "replica_"), baseline, event, run.result))
+    attach_rise(baseline, event, "replica sync impact (evidence)")
 
 
 @pytest.mark.events
@@ -133,4 +124,4 @@ def test_synchronous_mirror(case: str, request, lab, require, during_load, judge
 
     baseline, event, _ = run.window_stats(attach.label, detach.label, jobs=("load",), between=True)
     family = spec.for_family("events")
-    judge(judge_windows(event_checks(family, check), baseline, event), family["no_errors"].evaluate(run.result))
+    judge(event_verdicts(family, event_checks(family, check), baseline, event, run.result))

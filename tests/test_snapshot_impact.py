@@ -16,7 +16,6 @@ must not lose or corrupt an I/O.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 import allure
@@ -24,12 +23,13 @@ import pytest
 
 from criteria.spec import Check, FamilySpec
 from fixtures.events import (
+    attach_rise,
     attach_timeline,
     event_checks,
-    judge_windows,
+    event_verdicts,
+    filled_volume,
     phase_s,
     phased_runtime_s,
-    relative_rise,
     scaled_iops,
     skip_without,
     verify_region,
@@ -37,7 +37,6 @@ from fixtures.events import (
 from iogate.arrays.base import Capability
 from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
 from iogate.events import Event
-from iogate.units import parse_size_bytes
 
 VOLUME_SIZE = "256MiB"
 LOAD_REGION = "224m"  # the load's part of the volume; the rest is the verify region
@@ -74,12 +73,7 @@ def snapshot_volume(lab, array, volume_factory, connect, engine):  # type: ignor
     """A volume filled once with sequential 256 KiB writes: every read and write hits written, shareable blocks."""
     skip_without(array, lab, Capability.SNAPSHOT)
     # The lab's QoS caps (its committed IOPS, if it has any): a drop is judged against that commitment.
-    volume = volume_factory("events-snap", parse_size_bytes(VOLUME_SIZE), lab.volumes.qos)
-    connection = connect(lab.baseline, volume, None)
-    fill = WorkloadSpec("fill", read_pct=0, random_pct=0, bs="256k", iodepth=8, time_based=False, runtime_s=0)
-    with allure.step(f"fill {volume.name}: sequential 256 KiB, whole volume"):
-        engine.run_plan(RunPlan("snapshot-fill", (JobSpec("fill", fill, connection),)))
-    return volume, connection
+    return filled_volume(lab, volume_factory, connect, engine, "events-snap", VOLUME_SIZE, plan_name="snapshot-fill", qos=lab.volumes.qos)
 
 
 @pytest.mark.events
@@ -89,7 +83,8 @@ def snapshot_volume(lab, array, volume_factory, connect, engine):  # type: ignor
 @allure.story("snapshot impact")
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_snapshot_impact(case: Case, snapshot_volume, lab, during_load, judge, profile, spec) -> None:  # type: ignore[no-untyped-def]
-    volume, connection = snapshot_volume
+    connection = snapshot_volume
+    volume = connection.volume
     # Three phases of at least 4 s: one-second IOPS of an unthrottled load swing, a window must average them.
     phase = phase_s(profile)
     runtime_s = phased_runtime_s(phase, profile)
@@ -114,7 +109,5 @@ def test_snapshot_impact(case: Case, snapshot_volume, lab, during_load, judge, p
 
     baseline, event, _ = run.window_stats(create, delete, jobs=("load",))
     family = spec.for_family("events")
-    judge(judge_windows(case_checks(family, case), baseline, event), family["no_errors"].evaluate(run.result))
-    evidence = relative_rise(baseline, event)
-    allure.dynamic.parameter("mean latency rise (evidence)", f"{evidence['mean_latency_rise_pct']} %")
-    allure.attach(json.dumps(evidence, indent=2), name="snapshot impact (evidence)", attachment_type=allure.attachment_type.JSON)
+    judge(event_verdicts(family, case_checks(family, case), baseline, event, run.result))
+    attach_rise(baseline, event, "snapshot impact (evidence)")

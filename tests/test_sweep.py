@@ -83,9 +83,8 @@ def test_sweep(case, lab, protocol_volumes, connect, measure, profile, spec, jud
     allure.dynamic.parameter("protocol", protocol)
     for key, value in workload.params().items():
         allure.dynamic.parameter(key, value)
-    hosts = [h.name for h in lab.hosts]
     # Volumes spread over the hosts (Dell: 4 hosts, each driving its own VMs' volumes).
-    jobs = tuple(JobSpec(v.name, workload, connect(protocol, v, hosts[i % len(hosts)])) for i, v in enumerate(protocol_volumes(protocol)))
+    jobs = tuple(JobSpec(v.name, workload, connect(protocol, v, lab.spread(i))) for i, v in enumerate(protocol_volumes(protocol)))
     result = measure(RunPlan(f"{protocol}-{grid_point.id}", jobs))
     measured = SweepPoint.from_run(result, label=f"t{grid_point.threads}")
     cpus = {name: int(i.facts().get(f"host.{name}.cpus", "0") or 0) for name, i in initiators.items()}

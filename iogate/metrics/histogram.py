@@ -147,10 +147,6 @@ class Histogram:
                 return float(index_to_value_ns(index))
         raise AssertionError(f"p{pct_label(pct)}: threshold {threshold} above {total} samples")  # p <= 100: unreachable
 
-    def percentiles_ns(self, pcts: Iterable[float]) -> dict[float, float]:
-        """Several percentiles at once: {pct: latency ns}."""
-        return {pct: self.percentile_ns(pct) for pct in pcts}
-
     def mean_ns(self) -> float:
         """Mean of the bin midpoints (within 1/128 of the true mean); NoData when empty."""
         total = self.total

@@ -33,17 +33,3 @@ def test_bench_timeline_600s_8_jobs(benchmark, series: Series) -> None:
     assert png.startswith(b"\x89PNG")
     assert benchmark.stats["mean"] < RENDER_BUDGET_S
 
-
-def test_bench_knee_96_points(benchmark) -> None:
-    points = [(1000.0 * i, 100_000.0 + 50.0 * i * i) for i in range(1, 97)]
-    png = benchmark.pedantic(charts.knee_png, args=(points, 60), kwargs={"point_labels": [str(i) for i in range(96)]},
-                             rounds=5, iterations=1)
-    assert png.startswith(b"\x89PNG")
-    assert benchmark.stats["mean"] < RENDER_BUDGET_S
-
-
-def test_bench_vm_targets_250_vms(benchmark) -> None:
-    rows = [(f"vm{i:03d}", 3.0, 2.9 if i % 7 else 3.2) for i in range(250)]
-    png = benchmark.pedantic(charts.vm_targets_png, args=(rows,), rounds=5, iterations=1)
-    assert png.startswith(b"\x89PNG")
-    assert benchmark.stats["mean"] < RENDER_BUDGET_S

@@ -29,6 +29,7 @@ from iogate.hosts.connectors.base import Connection
 from iogate.lab import DeviceIdentity
 from iogate.metrics.histogram import Histogram
 from iogate.metrics.types import Dir, Direction, JobResult, LatencyStats, RunResult, Series
+from iogate.report.table import rows_table
 from iogate.scaling import Step, StepResult
 
 MIB = 1 << 20
@@ -217,7 +218,7 @@ def test_step_table_has_hosts_cluster_figures_and_per_host_columns() -> None:
     assert four["pct_of_linear"] == pytest.approx(60.0)  # 2400 of 4 x mean(1000, 1000, 500, 1500)
     assert four["h3_iops"] == 600 and four["h3_mb_per_s"] == round(600 * MIB / 1e6, 2)
     assert rows[0]["h2_iops"] is None and rows[0]["cluster_p99_ms"] == pytest.approx(1.0, rel=0.05)
-    page = scaling.html_table(rows, "client stepping: seqread-1m")
+    page = rows_table(rows, "client stepping: seqread-1m")
     assert page.count("<tr>") == 7 and "<th>h4_mb_per_s</th>" in page and "client stepping: seqread-1m" in page
 
 

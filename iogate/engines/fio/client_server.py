@@ -38,6 +38,7 @@ from iogate.engines.fio import jobfile, parse
 from iogate.engines.fio.aborts import abort_message
 from iogate.engines.workload import JobSpec, RunPlan
 from iogate.errors import EngineError, HostError
+from iogate.hostcpu import cpu_pct_per_kiops
 from iogate.hosts.guard import Guard, distinct
 from iogate.hosts.initiator import Initiator
 from iogate.hosts.preflight import fio_server_address
@@ -82,7 +83,7 @@ class HostResult:
     @property
     def cpu_pct_per_kiops(self) -> float | None:
         """Host CPU per IO as the methodology defines it: CPU % / IOPS (per 1000 IOPS)."""
-        return self.cpu_busy_pct / (self.iops / 1000) if self.iops else None
+        return cpu_pct_per_kiops(self.cpu_busy_pct, self.iops)
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,13 @@ class Connection:
     cgroup: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
 
+    @classmethod
+    def to_device(cls, protocol: str, host: str, volume: Volume, device: str, *, cgroup: str | None = None,
+                  details: dict[str, Any] | None = None) -> Connection:
+        """I/O straight to a block device on the host: fio's filename is the device itself."""
+        return cls(protocol=protocol, host=host, volume=volume, filename=device, device=device, cgroup=cgroup,
+                   details=details if details is not None else {})
+
 
 class Connector(Protocol):
     Options: ClassVar[type[BaseModel]]

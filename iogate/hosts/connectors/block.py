@@ -24,14 +24,7 @@ class BlockConnector:
         device = volume.export.get("device")
         if not device:
             raise HostError(f"protocol {self.protocol.name}: volume {volume.name} has no local block device")
-        return Connection(
-            protocol=self.protocol.name,
-            host=initiator.name,
-            volume=volume,
-            filename=device,
-            device=device,
-            cgroup=volume.export.get("cgroup"),
-        )
+        return Connection.to_device(self.protocol.name, initiator.name, volume, device, cgroup=volume.export.get("cgroup"))
 
     def disconnect(self, initiator: Initiator, connection: Connection) -> None:
         """Nothing to undo: the device belongs to the array driver."""

@@ -48,11 +48,7 @@ class FcConnector:
         if not volume.identity.wwn:
             raise HostError(f"protocol {self.protocol.name}: volume {volume.name} has no WWN to find it by ({volume.identity.describe()})")
         initiator.run(RESCAN)
-        devices = scan.wait_for_devices(initiator, volume.identity, self.options.device_timeout_s, f"FC LUN {volume.identity.wwn}")
-        device = scan.by_id_path(initiator, devices[0])
-        return Connection(
-            protocol=self.protocol.name, host=initiator.name, volume=volume, filename=device, device=device, details={"paths": devices}
-        )
+        return scan.device_connection(self.protocol.name, initiator, volume, self.options.device_timeout_s, f"FC LUN {volume.identity.wwn}")
 
     def disconnect(self, initiator: Initiator, connection: Connection) -> None:
         if not self.options.delete_on_disconnect:

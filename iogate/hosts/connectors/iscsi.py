@@ -62,14 +62,6 @@ class IscsiConnector(JournalledConnector):
             initiator.run("iscsiadm -m node -T %s -p %s -o update -n %s -v %s", iqn, portal, name, value, secrets=secrets)
         initiator.run("iscsiadm -m node -T %s -p %s -l", iqn, portal)
         self.run.ledger.created(entry)
-        devices = scan.wait_for_devices(initiator, volume.identity, self.options.device_timeout_s, f"iSCSI {iqn}")
-        device = scan.by_id_path(initiator, devices[0])
-        return Connection(
-            protocol=self.protocol.name,
-            host=initiator.name,
-            volume=volume,
-            filename=device,
-            device=device,
-            details={"target_iqn": iqn, "portal": portal, "paths": devices},
-        )
+        return scan.device_connection(self.protocol.name, initiator, volume, self.options.device_timeout_s, f"iSCSI {iqn}",
+                                      {"target_iqn": iqn, "portal": portal})
 

@@ -63,14 +63,6 @@ class NvmeTcpConnector(JournalledConnector):
                 extra += [flag, str(value)]
         initiator.run("nvme connect -t tcp -a %s -s %s -n %s" + " %s" * len(extra), traddr, trsvcid, nqn, *extra)
         self.run.ledger.created(entry)
-        devices = scan.wait_for_devices(initiator, volume.identity, self.options.device_timeout_s, f"NVMe/TCP {nqn}")
-        device = scan.by_id_path(initiator, devices[0])
-        return Connection(
-            protocol=self.protocol.name,
-            host=initiator.name,
-            volume=volume,
-            filename=device,
-            device=device,
-            details={"subsys_nqn": nqn, "traddr": f"{traddr}:{trsvcid}", "paths": devices},
-        )
+        return scan.device_connection(self.protocol.name, initiator, volume, self.options.device_timeout_s, f"NVMe/TCP {nqn}",
+                                      {"subsys_nqn": nqn, "traddr": f"{traddr}:{trsvcid}"})
 

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from typing import Any
 
+from iogate.arrays.base import Volume
 from iogate.errors import HostError
 from iogate.hosts import identity
+from iogate.hosts.connectors.base import Connection
 from iogate.hosts.initiator import Initiator
 from iogate.lab import DeviceIdentity
 
@@ -62,3 +65,12 @@ def by_id_path(initiator: Initiator, device: str) -> str:
     )
     link = initiator.run(script, device).stdout.strip()
     return link or device
+
+
+def device_connection(protocol: str, initiator: Initiator, volume: Volume, timeout_s: float, what: str,
+                      details: dict[str, Any] | None = None) -> Connection:
+    """The volume's block device once it shows up (found by identity), by its stable by-id path;
+    every path found goes into the details as "paths"."""
+    devices = wait_for_devices(initiator, volume.identity, timeout_s, what)
+    return Connection.to_device(protocol, initiator.name, volume, by_id_path(initiator, devices[0]),
+                                details={**(details or {}), "paths": devices})
