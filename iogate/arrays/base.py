@@ -89,3 +89,8 @@ class ArrayDriver(Protocol):
 
 class Unsupported(Exception):
     """Raised by a driver method the driver does not have (see capabilities)."""
+
+
+def unsupported(driver: str, capability: Capability) -> Unsupported:
+    """The error an operation behind a capability the driver lacks raises."""
+    return Unsupported(f"array driver {driver} does not support {capability.value}")

@@ -20,7 +20,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict
 
 from iogate import shell
-from iogate.arrays.base import Capability, Snapshot, Unsupported, Volume
+from iogate.arrays.base import Capability, Snapshot, Volume
 from iogate.errors import ArrayError
 from iogate.lab import DeviceIdentity, Lab, QoS
 from iogate.ledger import Entry
@@ -259,7 +259,3 @@ class LocalArray:
         _run(["cp", "--reflink=never", "--sparse=never", str(self._volume_file(volume)), str(target)])
         self.run.ledger.created(entry)
         return {"replica": str(target), "bytes": volume.size_bytes, "duration_s": round(time.monotonic() - started, 3)}
-
-
-def unsupported(driver: str, capability: Capability) -> Unsupported:
-    return Unsupported(f"array driver {driver} does not support {capability.value}")

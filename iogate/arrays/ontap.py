@@ -14,7 +14,6 @@ Written against the ONTAP REST API as described by the 9.8-era swagger and the
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
@@ -25,17 +24,13 @@ from iogate.arrays.rest_common import (
     Failure,
     VendorOptions,
     initiators_for,
-    intend,
     protocol_of,
-    read_initiator_ids,
     redact_sdk_logs,
-    register_object_remover,
     require_sdk,
-    run_prefix,
 )
+from iogate.arrays.vendor_base import OwnedVolume, VendorDriver, register_vendor_remover
 from iogate.errors import ArrayError
 from iogate.lab import DeviceIdentity, Lab, QoS
-from iogate.ledger import Entry
 from iogate.run import Run
 
 DRIVER = "ontap"
@@ -161,59 +156,32 @@ def delete_object(api: ApiCaller, conn: Any, attrs: dict[str, Any]) -> str | Non
     return f"deleted {obj_type} {name} on ONTAP {api.options.management}"
 
 
-def _remove(options: dict[str, Any], attrs: dict[str, Any]) -> str | None:
-    parsed = OntapOptions.model_validate(options)
-    conn = connect(parsed)
-    return delete_object(_caller(f"ontap {parsed.management}", parsed, conn), conn, attrs)
+class Ontap(VendorDriver):
+    """ArrayDriver over a NetApp ONTAP SVM (see module docstring).
 
+    Its host objects (`_hosts`) are one igroup (iSCSI) or NVMe subsystem per lab host and protocol, by name.
+    """
 
-register_object_remover(DRIVER, _remove)
-
-
-@dataclass
-class _Owned:
-    volume: Volume
-    entry: Entry
-    maps: list[Entry] = field(default_factory=list)
-    snapshots: dict[str, Entry] = field(default_factory=dict)
-
-
-class Ontap:
-    """ArrayDriver over a NetApp ONTAP SVM (see module docstring)."""
-
+    DRIVER: ClassVar[str] = DRIVER
     Options: ClassVar[type[BaseModel]] = OntapOptions
-    serves_all_protocols: ClassVar[bool] = False
     capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.SNAPSHOT, Capability.REPLICATE, Capability.DEDUPE})
 
+    @staticmethod
+    def sdk_connect(options: Any, array: str) -> Any:
+        return connect(options)
+
+    sdk_caller = staticmethod(_caller)
+    sdk_delete = staticmethod(delete_object)
+
     def __init__(self, lab: Lab, run: Run) -> None:
-        self.lab = lab
-        self.run = run
-        self.options = OntapOptions.model_validate(lab.array.options)
-        self.prefix = run_prefix(self.options, run.run_id).replace("-", "_")  # LUN and igroup names take no '-' at the start
-        self.capabilities = frozenset()  # type: ignore[misc]  # setup() asks the array
-        self._conn: Any = None
-        self._api: ApiCaller | None = None
-        self._groups: dict[tuple[str, str], tuple[str, Entry]] = {}
-        self._volumes: dict[str, _Owned] = {}
-        self._initiators: dict[str, dict[str, str]] = {}
-        self._facts: dict[str, str] = {}
+        super().__init__(lab, run)
+        self.prefix = self.prefix.replace("-", "_")  # LUN and igroup names take no '-' at the start
         self._flexvol_uuid = ""
         self._target_iqn = ""
         self._subsystem_nqns: dict[str, str] = {}
 
-    @property
-    def api(self) -> ApiCaller:
-        if self._api is None:
-            raise ArrayError(f"array {self.lab.array.name}: setup() has not run")
-        return self._api
-
-    def _journal(self, obj_type: str, name: str, **attrs: Any) -> Entry:
-        return intend(self.run.ledger, DRIVER, self.options, obj_type, name, prefix=self.prefix, **attrs)
-
     # -- lifecycle -----------------------------------------------------------------
-    def setup(self) -> None:
-        self._conn = connect(self.options)
-        self._api = _caller(self.lab.array.name, self.options, self._conn)
+    def _discover(self) -> set[Capability]:
         cluster = _new(self._conn, "Cluster")
         self.api.call("GET /cluster", "cluster", lambda: cluster.get(fields="name,uuid,version"), idempotent=True)
         version = getattr(getattr(cluster, "version", None), "full", "")
@@ -259,28 +227,13 @@ class Ontap:
         has_scanner = getattr(efficiency, "scanner", None) is not None
         if has_scanner and getattr(efficiency, "dedupe", "none") not in ("none", None):
             caps.add(Capability.DEDUPE)
-        self.capabilities = frozenset(caps)  # type: ignore[misc]
         self._licensed = licensed
-        self._initiators = read_initiator_ids(self.lab)
-
-    def teardown(self) -> None:
-        for owned in list(self._volumes.values()):
-            self.delete_volume(owned.volume)
-        for _, entry in list(self._groups.values()):
-            self._delete(entry)
-        self._groups.clear()
-
-    def facts(self) -> dict[str, str]:
-        return dict(self._facts)
-
-    def _delete(self, entry: Entry) -> None:
-        delete_object(self.api, self._conn, entry.attrs)
-        self.run.ledger.released(entry)
+        return caps
 
     # -- igroups / subsystems ---------------------------------------------------------
     def _group(self, lab_host: str, protocol: str, initiator: str) -> str:
         key = (lab_host, protocol)
-        if key not in self._groups:
+        if key not in self._hosts:
             name = f"{self.prefix}{lab_host}_{protocol.replace('-', '')}"[:96]
             svm = {"name": self.options.svm}
             if protocol == "iscsi":
@@ -301,15 +254,12 @@ class Ontap:
                 self.api.call("POST /protocols/nvme/subsystems", f"subsystem {name}", lambda: group.post(hydrate=True))
                 self._subsystem_nqns[name] = str(getattr(group, "target_nqn", "") or "")
             self.run.ledger.created(entry, uuid=group.uuid)
-            self._groups[key] = (name, entry)
-        return self._groups[key][0]
+            self._hosts[key] = (name, entry)
+        return self._hosts[key][0]
 
     # -- volumes ------------------------------------------------------------------------
     def create_volume(self, name: str, size_bytes: int, qos: QoS | None = None, export: str | None = None) -> Volume:
-        if qos is not None:
-            raise Unsupported(f"array driver {DRIVER} does not support {Capability.QOS.value}")
-        if name in self._volumes:
-            raise ArrayError(f"array {self.lab.array.name}: volume {name} exists already")
+        self._refuse_new(name, qos)
         protocol = protocol_of(export, self.options)
         if protocol not in ("iscsi", "nvme-tcp"):
             raise ArrayError(f"array {self.lab.array.name}: volume {name}: the ontap driver maps over iscsi or nvme-tcp, not {protocol}")
@@ -322,7 +272,7 @@ class Ontap:
         made = _new(self._conn, kind, svm=svm, name=path, os_type=self.options.os_type, space={"size": size_bytes})
         self.api.call(call, f"{obj_type} {path}", lambda: made.post(hydrate=True))
         self.run.ledger.created(entry, uuid=made.uuid)
-        owned = _Owned(volume=Volume(name, size_bytes, DeviceIdentity(serial="pending")), entry=entry)
+        owned = OwnedVolume(volume=Volume(name, size_bytes, DeviceIdentity(serial="pending")), entry=entry)
         self._volumes[name] = owned
         for lab_host, initiator in hosts.items():
             group = self._group(lab_host, protocol, initiator)
@@ -378,23 +328,6 @@ class Ontap:
         nqn = next(iter(self._subsystem_nqns.values()), "")
         return {"kind": "nvme-tcp", "traddr": self.options.nvme_traddr, "trsvcid": self.options.nvme_trsvcid, "subsys_nqn": nqn}
 
-    def delete_volume(self, volume: Volume) -> None:
-        owned = self._owned(volume)
-        for entry in list(owned.snapshots.values()):
-            self._delete(entry)
-        for entry in owned.maps:
-            if entry.open:
-                self._delete(entry)
-        self._delete(owned.entry)
-        del self._volumes[volume.name]
-
-    def list_volumes(self) -> list[Volume]:
-        return [owned.volume for owned in self._volumes.values()]
-
-    def set_qos(self, volume: Volume, qos: QoS | None) -> None:
-        if qos is not None:
-            raise Unsupported(f"array driver {DRIVER} does not support {Capability.QOS.value}")
-
     # -- data services ----------------------------------------------------------------
     def snapshot_create(self, volume: Volume, name: str) -> Snapshot:
         owned = self._owned(volume)
@@ -405,13 +338,6 @@ class Ontap:
         self.api.call("POST /storage/volumes/{volume.uuid}/snapshots", f"snapshot {snap}", lambda: made.post(hydrate=True))
         self.run.ledger.created(entry, uuid=getattr(made, "uuid", None))
         return Snapshot(name=name, volume=volume.name, export={"flexvol": self.options.flexvol, "snapshot": snap})
-
-    def snapshot_delete(self, snapshot: Snapshot) -> None:
-        owned = self._volumes.get(snapshot.volume)
-        entry = owned.snapshots.pop(snapshot.name, None) if owned else None
-        if entry is None:
-            raise ArrayError(f"array {self.lab.array.name}: no snapshot {snapshot.volume}@{snapshot.name} of this run")
-        self._delete(entry)
 
     def snapshot_restore(self, volume: Volume, snapshot: Snapshot) -> None:
         raise Unsupported(f"array driver {DRIVER}: single-LUN restore from a FlexVol snapshot is not implemented yet")
@@ -518,7 +444,5 @@ class Ontap:
             )
         return samples
 
-    def _owned(self, volume: Volume) -> _Owned:
-        if volume.name not in self._volumes:
-            raise ArrayError(f"array {self.lab.array.name}: no volume {volume.name} of this run")
-        return self._volumes[volume.name]
+
+register_vendor_remover(Ontap)

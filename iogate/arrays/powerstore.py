@@ -12,7 +12,6 @@ policy). Written against the calls PyPowerStore 3.x makes, as listed in
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field, model_validator
@@ -23,17 +22,13 @@ from iogate.arrays.rest_common import (
     Failure,
     VendorOptions,
     initiators_for,
-    intend,
     protocol_of,
-    read_initiator_ids,
     redact_sdk_logs,
-    register_object_remover,
     require_sdk,
-    run_prefix,
 )
+from iogate.arrays.vendor_base import OwnedVolume, VendorDriver, register_vendor_remover
 from iogate.errors import ArrayError
 from iogate.lab import DeviceIdentity, Lab, QoS
-from iogate.ledger import Entry
 from iogate.run import Run
 
 DRIVER = "powerstore"
@@ -143,57 +138,27 @@ def delete_object(api: ApiCaller, conn: Any, attrs: dict[str, Any]) -> str | Non
     return f"deleted {obj_type} {name} on PowerStore {api.options.management}"
 
 
-def _remove(options: dict[str, Any], attrs: dict[str, Any]) -> str | None:
-    parsed = PowerStoreOptions.model_validate(options)
-    conn = connect(parsed)
-    return delete_object(_caller(f"powerstore {parsed.management}", parsed, conn), conn, attrs)
-
-
-register_object_remover(DRIVER, _remove)
-
-
-@dataclass
-class _Owned:
-    volume: Volume
-    id: str
-    entry: Entry
-    maps: list[Entry] = field(default_factory=list)
-    snapshots: dict[str, Entry] = field(default_factory=dict)
-
-
-class PowerStore:
+class PowerStore(VendorDriver):
     """ArrayDriver over a Dell PowerStore (see module docstring)."""
 
+    DRIVER: ClassVar[str] = DRIVER
     Options: ClassVar[type[BaseModel]] = PowerStoreOptions
-    serves_all_protocols: ClassVar[bool] = False
     capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.SNAPSHOT, Capability.REPLICATE})
+    capabilities_before_setup: ClassVar[frozenset[Capability]] = frozenset({Capability.SNAPSHOT})  # setup() asks for more
+
+    @staticmethod
+    def sdk_connect(options: Any, array: str) -> Any:
+        return connect(options)
+
+    sdk_caller = staticmethod(_caller)
+    sdk_delete = staticmethod(delete_object)
 
     def __init__(self, lab: Lab, run: Run) -> None:
-        self.lab = lab
-        self.run = run
-        self.options = PowerStoreOptions.model_validate(lab.array.options)
-        self.prefix = run_prefix(self.options, run.run_id)
-        self.capabilities = frozenset({Capability.SNAPSHOT})  # type: ignore[misc]  # setup() asks the array for more
-        self._conn: Any = None
-        self._api: ApiCaller | None = None
-        self._hosts: dict[tuple[str, str], tuple[str, Entry]] = {}
-        self._volumes: dict[str, _Owned] = {}
-        self._initiators: dict[str, dict[str, str]] = {}
+        super().__init__(lab, run)
         self.version = ""
 
-    @property
-    def api(self) -> ApiCaller:
-        if self._api is None:
-            raise ArrayError(f"array {self.lab.array.name}: setup() has not run")
-        return self._api
-
-    def _journal(self, obj_type: str, name: str, **attrs: Any) -> Entry:
-        return intend(self.run.ledger, DRIVER, self.options, obj_type, name, prefix=self.prefix, **attrs)
-
     # -- lifecycle ----------------------------------------------------------------
-    def setup(self) -> None:
-        self._conn = connect(self.options)
-        self._api = _caller(self.lab.array.name, self.options, self._conn)
+    def _discover(self) -> set[Capability]:
         self.version = str(
             self.api.call("GET /software_installed", "array", self._conn.provisioning.get_array_version, idempotent=True) or ""
         )
@@ -204,15 +169,7 @@ class PowerStore:
             # The array answers for the replication service; whether a volume has a session is checked at replicate().
             self.api.call("GET /replication_session", "array", lambda: self._conn.protection.get_replication_sessions(), idempotent=True)
             caps.add(Capability.REPLICATE)
-        self.capabilities = frozenset(caps)  # type: ignore[misc]
-        self._initiators = read_initiator_ids(self.lab)
-
-    def teardown(self) -> None:
-        for owned in list(self._volumes.values()):
-            self.delete_volume(owned.volume)
-        for _, entry in list(self._hosts.values()):
-            self._delete(entry)
-        self._hosts.clear()
+        return caps
 
     def facts(self) -> dict[str, str]:
         # Model and serial live under /appliance and /cluster, which the reference table does not list (see report).
@@ -222,10 +179,6 @@ class PowerStore:
             "array.firmware": self.version,
             "array.management": self.options.management,
         }
-
-    def _delete(self, entry: Entry) -> None:
-        delete_object(self.api, self._conn, entry.attrs)
-        self.run.ledger.released(entry)
 
     # -- hosts ------------------------------------------------------------------------
     def _host(self, lab_host: str, protocol: str, initiator: str) -> str:
@@ -246,10 +199,7 @@ class PowerStore:
 
     # -- volumes ----------------------------------------------------------------------
     def create_volume(self, name: str, size_bytes: int, qos: QoS | None = None, export: str | None = None) -> Volume:
-        if qos is not None:
-            raise Unsupported(f"array driver {DRIVER} does not support {Capability.QOS.value}")
-        if name in self._volumes:
-            raise ArrayError(f"array {self.lab.array.name}: volume {name} exists already")
+        self._refuse_new(name, qos)
         protocol = protocol_of(export, self.options)
         hosts = initiators_for(protocol, self._initiators, self.lab.array.name)
         array_name = f"{self.prefix}{name}"[:128]
@@ -264,7 +214,7 @@ class PowerStore:
         if volume_id is None:
             raise ArrayError(f"array {self.lab.array.name}: POST /volume volume {array_name}: created, but GET /volume does not list it")
         self.run.ledger.created(entry, id=volume_id)
-        owned = _Owned(volume=Volume(name, size_bytes, DeviceIdentity(serial="pending")), id=volume_id, entry=entry)
+        owned = OwnedVolume(volume=Volume(name, size_bytes, DeviceIdentity(serial="pending")), id=volume_id, entry=entry)
         self._volumes[name] = owned
         lun = None
         for lab_host, initiator in hosts.items():
@@ -303,23 +253,6 @@ class PowerStore:
             }
         return {"kind": protocol}
 
-    def delete_volume(self, volume: Volume) -> None:
-        owned = self._owned(volume)
-        for entry in list(owned.snapshots.values()):
-            self._delete(entry)
-        for entry in owned.maps:
-            if entry.open:
-                self._delete(entry)
-        self._delete(owned.entry)
-        del self._volumes[volume.name]
-
-    def list_volumes(self) -> list[Volume]:
-        return [owned.volume for owned in self._volumes.values()]
-
-    def set_qos(self, volume: Volume, qos: QoS | None) -> None:
-        if qos is not None:
-            raise Unsupported(f"array driver {DRIVER} does not support {Capability.QOS.value}")
-
     # -- data services ------------------------------------------------------------------
     def snapshot_create(self, volume: Volume, name: str) -> Snapshot:
         owned = self._owned(volume)
@@ -332,13 +265,6 @@ class PowerStore:
         snap_id = (made or {}).get("id") or _find(self.api, self._conn, "snapshot", snap)
         self.run.ledger.created(entry, id=snap_id)
         return Snapshot(name=name, volume=volume.name, export={"id": snap_id, "array_name": snap})
-
-    def snapshot_delete(self, snapshot: Snapshot) -> None:
-        owned = self._volumes.get(snapshot.volume)
-        entry = owned.snapshots.pop(snapshot.name, None) if owned else None
-        if entry is None:
-            raise ArrayError(f"array {self.lab.array.name}: no snapshot {snapshot.volume}@{snapshot.name} of this run")
-        self._delete(entry)
 
     def snapshot_restore(self, volume: Volume, snapshot: Snapshot) -> None:
         raise Unsupported(
@@ -401,10 +327,8 @@ class PowerStore:
         )
         return dict(found or {})
 
-    def _owned(self, volume: Volume) -> _Owned:
-        if volume.name not in self._volumes:
-            raise ArrayError(f"array {self.lab.array.name}: no volume {volume.name} of this run")
-        return self._volumes[volume.name]
+
+register_vendor_remover(PowerStore)
 
 
 def _identity(protocol: str, details: dict[str, Any], array: str, name: str) -> DeviceIdentity:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from iogate.arrays import ontap
+from iogate.arrays import ontap, vendor_base
 from iogate.arrays.base import Capability, Unsupported
 from iogate.errors import ArrayError
 from iogate.run import Run
@@ -66,7 +66,7 @@ def options(server: ContractServer, **extra: Any) -> dict[str, Any]:
 
 
 def make_driver(tmp_path: Path, server: ContractServer, run: Run, monkeypatch: pytest.MonkeyPatch, **extra: Any) -> ontap.Ontap:
-    monkeypatch.setattr(ontap, "read_initiator_ids", lambda lab: INITIATORS)
+    monkeypatch.setattr(vendor_base, "read_initiator_ids", lambda lab: INITIATORS)
     drv = ontap.Ontap(make_lab(tmp_path, "ontap", options(server, **extra)), run)
     drv.setup()
     return drv
@@ -170,7 +170,7 @@ def test_no_snapmirror_licence_no_replicate(
 ) -> None:
     array.licences.remove("snapmirror")
     array.flexvol["efficiency"]["dedupe"] = "none"
-    monkeypatch.setattr(ontap, "read_initiator_ids", lambda lab: INITIATORS)
+    monkeypatch.setattr(vendor_base, "read_initiator_ids", lambda lab: INITIATORS)
     drv = ontap.Ontap(make_lab(tmp_path, "ontap", options(server)), run)
     drv.setup()
     assert drv.capabilities == {Capability.SNAPSHOT}
