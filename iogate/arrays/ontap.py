@@ -19,18 +19,11 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, Field
 
 from iogate.arrays.base import Capability, Snapshot, Unsupported, Volume
-from iogate.arrays.rest_common import (
-    ApiCaller,
-    Failure,
-    VendorOptions,
-    initiators_for,
-    protocol_of,
-    redact_sdk_logs,
-    require_sdk,
-)
-from iogate.arrays.vendor_base import OwnedVolume, VendorDriver, register_vendor_remover
+from iogate.arrays.rest_common import ApiCaller, Failure, VendorOptions, redact_sdk_logs, require_sdk
+from iogate.arrays.vendor_base import OwnedVolume, VendorDriver, VendorSdk, register_vendor_remover
 from iogate.errors import ArrayError
 from iogate.lab import DeviceIdentity, Lab, QoS
+from iogate.ledger import Entry
 from iogate.run import Run
 
 DRIVER = "ontap"
@@ -156,6 +149,9 @@ def delete_object(api: ApiCaller, conn: Any, attrs: dict[str, Any]) -> str | Non
     return f"deleted {obj_type} {name} on ONTAP {api.options.management}"
 
 
+SDK = VendorSdk(connect=lambda options, array: connect(options), caller=_caller, delete=delete_object)
+
+
 class Ontap(VendorDriver):
     """ArrayDriver over a NetApp ONTAP SVM (see module docstring).
 
@@ -163,15 +159,10 @@ class Ontap(VendorDriver):
     """
 
     DRIVER: ClassVar[str] = DRIVER
+    sdk: ClassVar[VendorSdk] = SDK
     Options: ClassVar[type[BaseModel]] = OntapOptions
+    maps_over: ClassVar[tuple[str, ...]] = ("iscsi", "nvme-tcp")
     capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.SNAPSHOT, Capability.REPLICATE, Capability.DEDUPE})
-
-    @staticmethod
-    def sdk_connect(options: Any, array: str) -> Any:
-        return connect(options)
-
-    sdk_caller = staticmethod(_caller)
-    sdk_delete = staticmethod(delete_object)
 
     def __init__(self, lab: Lab, run: Run) -> None:
         super().__init__(lab, run)
@@ -231,39 +222,25 @@ class Ontap(VendorDriver):
         return caps
 
     # -- igroups / subsystems ---------------------------------------------------------
-    def _group(self, lab_host: str, protocol: str, initiator: str) -> str:
-        key = (lab_host, protocol)
-        if key not in self._hosts:
-            name = f"{self.prefix}{lab_host}_{protocol.replace('-', '')}"[:96]
-            svm = {"name": self.options.svm}
-            if protocol == "iscsi":
-                entry = self._journal("igroup", name)
-                group = _new(
-                    self._conn,
-                    "Igroup",
-                    svm=svm,
-                    name=name,
-                    protocol="iscsi",
-                    os_type=self.options.os_type,
-                    initiators=[{"name": initiator}],
-                )
-                self.api.call("POST /protocols/san/igroups", f"igroup {name}", lambda: group.post(hydrate=True))
-            else:
-                entry = self._journal("subsystem", name)
-                group = _new(self._conn, "NvmeSubsystem", svm=svm, name=name, os_type=self.options.os_type, hosts=[{"nqn": initiator}])
-                self.api.call("POST /protocols/nvme/subsystems", f"subsystem {name}", lambda: group.post(hydrate=True))
-                self._subsystem_nqns[name] = str(getattr(group, "target_nqn", "") or "")
-            self.run.ledger.created(entry, uuid=group.uuid)
-            self._hosts[key] = (name, entry)
-        return self._hosts[key][0]
+    def _make_host(self, lab_host: str, protocol: str, initiator: str) -> tuple[str, Entry]:
+        name = f"{self.prefix}{lab_host}_{protocol.replace('-', '')}"[:96]
+        svm = {"name": self.options.svm}
+        if protocol == "iscsi":
+            entry = self._journal("igroup", name)
+            initiators = [{"name": initiator}]
+            group = _new(self._conn, "Igroup", svm=svm, name=name, protocol="iscsi", os_type=self.options.os_type, initiators=initiators)
+            self.api.call("POST /protocols/san/igroups", f"igroup {name}", lambda: group.post(hydrate=True))
+        else:
+            entry = self._journal("subsystem", name)
+            group = _new(self._conn, "NvmeSubsystem", svm=svm, name=name, os_type=self.options.os_type, hosts=[{"nqn": initiator}])
+            self.api.call("POST /protocols/nvme/subsystems", f"subsystem {name}", lambda: group.post(hydrate=True))
+            self._subsystem_nqns[name] = str(getattr(group, "target_nqn", "") or "")
+        self.run.ledger.created(entry, uuid=group.uuid)
+        return name, entry
 
     # -- volumes ------------------------------------------------------------------------
     def create_volume(self, name: str, size_bytes: int, qos: QoS | None = None, export: str | None = None) -> Volume:
-        self._refuse_new(name, qos)
-        protocol = protocol_of(export, self.options)
-        if protocol not in ("iscsi", "nvme-tcp"):
-            raise ArrayError(f"array {self.lab.array.name}: volume {name}: the ontap driver maps over iscsi or nvme-tcp, not {protocol}")
-        hosts = initiators_for(protocol, self._initiators, self.lab.array.name)
+        protocol, hosts = self._new_volume(name, qos, export)
         path = f"/vol/{self.options.flexvol}/{self.prefix}{name}"
         svm = {"name": self.options.svm}
         obj_type, call = ("lun", "POST /storage/luns") if protocol == "iscsi" else ("namespace", "POST /storage/namespaces")
@@ -275,20 +252,14 @@ class Ontap(VendorDriver):
         owned = OwnedVolume(volume=Volume(name, size_bytes, DeviceIdentity(serial="pending")), entry=entry)
         self._volumes[name] = owned
         for lab_host, initiator in hosts.items():
-            group = self._group(lab_host, protocol, initiator)
+            group = self._host(lab_host, protocol, initiator)
             if protocol == "iscsi":
-                mapping = self._journal("lun_map", path, group=group)
-                owned.maps.append(mapping)
                 lun_map = _new(self._conn, "LunMap", svm=svm, lun={"name": path}, igroup={"name": group})
-                self.api.call("POST /protocols/san/lun-maps", f"lun {path} igroup {group}", lambda lun_map=lun_map: lun_map.post())  # type: ignore[misc]
+                self._map(owned, "lun_map", path, "POST /protocols/san/lun-maps", f"lun {path} igroup {group}", lun_map.post, group=group)
             else:
-                mapping = self._journal("subsystem_map", path, group=group)
-                owned.maps.append(mapping)
                 ns_map = _new(self._conn, "NvmeSubsystemMap", svm=svm, subsystem={"name": group}, namespace={"name": path})
-                self.api.call(
-                    "POST /protocols/nvme/subsystem-maps", f"namespace {path} subsystem {group}", lambda ns_map=ns_map: ns_map.post()
-                )  # type: ignore[misc]
-            self.run.ledger.created(mapping)
+                what = f"namespace {path} subsystem {group}"
+                self._map(owned, "subsystem_map", path, "POST /protocols/nvme/subsystem-maps", what, ns_map.post, group=group)
         owned.volume = Volume(
             name=name, size_bytes=size_bytes, identity=self._identity(protocol, made, path), export=self._export(protocol, hosts)
         )

@@ -17,31 +17,18 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, Field, model_validator
 
 from iogate.arrays.base import Capability, Snapshot, Unsupported, Volume
-from iogate.arrays.rest_common import (
-    ApiCaller,
-    Failure,
-    VendorOptions,
-    initiators_for,
-    protocol_of,
-    redact_sdk_logs,
-    require_sdk,
-)
-from iogate.arrays.vendor_base import OwnedVolume, VendorDriver, register_vendor_remover
+from iogate.arrays.rest_common import ApiCaller, Failure, protocol_of, redact_sdk_logs, require_sdk
+from iogate.arrays.vendor_base import FixedTargetOptions, OwnedVolume, VendorDriver, VendorSdk, register_vendor_remover
 from iogate.errors import ArrayError
-from iogate.lab import DeviceIdentity, Lab, QoS
-from iogate.run import Run
+from iogate.lab import DeviceIdentity, QoS
+from iogate.ledger import Entry
 
 DRIVER = "powerstore"
 PORT_TYPE = {"iscsi": "iSCSI", "nvme-tcp": "NVMe", "fc": "FC"}
 
 
-class PowerStoreOptions(VendorOptions):
+class PowerStoreOptions(FixedTargetOptions):
     os_type: Literal["Linux", "ESXi", "Windows", "AIX", "HP-UX", "Solaris"] = "Linux"
-    iscsi_portal: str | None = None  # address:port the hosts log in to
-    iscsi_target_iqn: str | None = None
-    nvme_traddr: str | None = None
-    nvme_trsvcid: str = "4420"
-    nvme_subsys_nqn: str | None = None
     # A policy with a replication rule: volumes created with it get a replication session to sync.
     protection_policy_id: str | None = None
     replication_timeout_s: float = Field(default=3600.0, gt=0)
@@ -138,24 +125,18 @@ def delete_object(api: ApiCaller, conn: Any, attrs: dict[str, Any]) -> str | Non
     return f"deleted {obj_type} {name} on PowerStore {api.options.management}"
 
 
+SDK = VendorSdk(connect=lambda options, array: connect(options), caller=_caller, delete=delete_object)
+
+
 class PowerStore(VendorDriver):
     """ArrayDriver over a Dell PowerStore (see module docstring)."""
 
     DRIVER: ClassVar[str] = DRIVER
+    sdk: ClassVar[VendorSdk] = SDK
     Options: ClassVar[type[BaseModel]] = PowerStoreOptions
     capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.SNAPSHOT, Capability.REPLICATE})
     capabilities_before_setup: ClassVar[frozenset[Capability]] = frozenset({Capability.SNAPSHOT})  # setup() asks for more
-
-    @staticmethod
-    def sdk_connect(options: Any, array: str) -> Any:
-        return connect(options)
-
-    sdk_caller = staticmethod(_caller)
-    sdk_delete = staticmethod(delete_object)
-
-    def __init__(self, lab: Lab, run: Run) -> None:
-        super().__init__(lab, run)
-        self.version = ""
+    version = ""  # the array's release, from setup()
 
     # -- lifecycle ----------------------------------------------------------------
     def _discover(self) -> set[Capability]:
@@ -181,27 +162,21 @@ class PowerStore(VendorDriver):
         }
 
     # -- hosts ------------------------------------------------------------------------
-    def _host(self, lab_host: str, protocol: str, initiator: str) -> str:
-        key = (lab_host, protocol)
-        if key not in self._hosts:
-            name = f"{self.prefix}{lab_host}-{protocol}"[:128]
-            entry = self._journal("host", name)
-            initiators = [{"port_name": initiator, "port_type": PORT_TYPE[protocol]}]
-            made = self.api.call(
-                "POST /host", f"host {name}", lambda: self._conn.provisioning.create_host(name, self.options.os_type, initiators)
-            )
-            host_id = (made or {}).get("id") or _find(self.api, self._conn, "host", name)
-            if not host_id:
-                raise ArrayError(f"array {self.lab.array.name}: POST /host host {name}: the array returned no id")
-            self.run.ledger.created(entry, id=host_id)
-            self._hosts[key] = (host_id, entry)
-        return self._hosts[key][0]
+    def _make_host(self, lab_host: str, protocol: str, initiator: str) -> tuple[str, Entry]:
+        name = f"{self.prefix}{lab_host}-{protocol}"[:128]
+        entry = self._journal("host", name)
+        initiators = [{"port_name": initiator, "port_type": PORT_TYPE[protocol]}]
+        os_type = self.options.os_type
+        made = self.api.call("POST /host", f"host {name}", lambda: self._conn.provisioning.create_host(name, os_type, initiators))
+        host_id = (made or {}).get("id") or _find(self.api, self._conn, "host", name)
+        if not host_id:
+            raise ArrayError(f"array {self.lab.array.name}: POST /host host {name}: the array returned no id")
+        self.run.ledger.created(entry, id=host_id)
+        return host_id, entry
 
     # -- volumes ----------------------------------------------------------------------
     def create_volume(self, name: str, size_bytes: int, qos: QoS | None = None, export: str | None = None) -> Volume:
-        self._refuse_new(name, qos)
-        protocol = protocol_of(export, self.options)
-        hosts = initiators_for(protocol, self._initiators, self.lab.array.name)
+        protocol, hosts = self._new_volume(name, qos, export)
         array_name = f"{self.prefix}{name}"[:128]
         entry = self._journal("volume", array_name)
         policy = self.options.protection_policy_id
@@ -220,14 +195,15 @@ class PowerStore(VendorDriver):
         for lab_host, initiator in hosts.items():
             host_id = self._host(lab_host, protocol, initiator)
             host_name = self._hosts[(lab_host, protocol)][1].attrs["name"]
-            mapping = self._journal("mapping", array_name, host=host_name)
-            owned.maps.append(mapping)
-            self.api.call(
+            self._map(
+                owned,
+                "mapping",
+                array_name,
                 "POST /volume/{id}/attach",
                 f"volume {array_name} host {host_name}",
                 lambda host_id=host_id: self._conn.provisioning.map_volume_to_host(volume_id, host_id),  # type: ignore[misc]
+                host=host_name,
             )
-            self.run.ledger.created(mapping)
         details = self.api.call(
             "GET /volume/{id}", f"volume {array_name}", lambda: self._conn.provisioning.get_volume_details(volume_id), idempotent=True
         )
@@ -237,21 +213,7 @@ class PowerStore(VendorDriver):
         return owned.volume
 
     def _export(self, protocol: str, lun: int | None) -> dict[str, Any]:
-        options = self.options
-        if protocol == "iscsi":
-            if not (options.iscsi_portal and options.iscsi_target_iqn):
-                raise ArrayError(f"array {self.lab.array.name}: iSCSI needs iscsi_portal and iscsi_target_iqn in the lab's array options")
-            return {"kind": "iscsi", "portal": options.iscsi_portal, "target_iqn": options.iscsi_target_iqn, "lun": lun}
-        if protocol == "nvme-tcp":
-            if not (options.nvme_traddr and options.nvme_subsys_nqn):
-                raise ArrayError(f"array {self.lab.array.name}: NVMe/TCP needs nvme_traddr and nvme_subsys_nqn in the lab's array options")
-            return {
-                "kind": "nvme-tcp",
-                "traddr": options.nvme_traddr,
-                "trsvcid": options.nvme_trsvcid,
-                "subsys_nqn": options.nvme_subsys_nqn,
-            }
-        return {"kind": protocol}
+        return self._fixed_export(protocol, lun) if protocol in ("iscsi", "nvme-tcp") else {"kind": protocol}
 
     # -- data services ------------------------------------------------------------------
     def snapshot_create(self, volume: Volume, name: str) -> Snapshot:

@@ -19,31 +19,19 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, Field
 
 from iogate.arrays.base import Capability, Snapshot, Unsupported, Volume
-from iogate.arrays.rest_common import (
-    ApiCaller,
-    Failure,
-    VendorOptions,
-    initiators_for,
-    protocol_of,
-    redact_sdk_logs,
-    require_sdk,
-)
-from iogate.arrays.vendor_base import OwnedVolume, VendorDriver, register_vendor_remover
+from iogate.arrays.rest_common import ApiCaller, Failure, redact_sdk_logs, require_sdk
+from iogate.arrays.vendor_base import FixedTargetOptions, OwnedVolume, VendorDriver, VendorSdk, register_vendor_remover
 from iogate.errors import ArrayError
 from iogate.lab import DeviceIdentity, QoS
+from iogate.ledger import Entry
 
 DRIVER = "pure"
 API_VERSION = "2.56"
 PURE_NAA = "624a9370"  # NAA 6 + Pure's IEEE company id 24a937
 
 
-class PureOptions(VendorOptions):
+class PureOptions(FixedTargetOptions):
     username: str = "pureuser"  # the token's user (the API token alone authenticates)
-    iscsi_portal: str | None = None
-    iscsi_target_iqn: str | None = None
-    nvme_traddr: str | None = None
-    nvme_trsvcid: str = "4420"
-    nvme_subsys_nqn: str | None = None
     # An existing protection group with a replication target: replicate() adds the volume and replicates now.
     protection_group: str | None = None
     replication_timeout_s: float = Field(default=3600.0, gt=0)
@@ -215,16 +203,16 @@ def delete_object(api: ApiCaller, client: Any, attrs: dict[str, Any]) -> str | N
     return f"eradicated {obj_type} {name}"
 
 
+SDK = VendorSdk(connect=lambda options, array: _connect_checked(options, array), caller=_caller, delete=delete_object)
+
+
 class Pure(VendorDriver):
     """ArrayDriver over a Pure Storage FlashArray (see module docstring); `_conn` is the SDK's client."""
 
     DRIVER: ClassVar[str] = DRIVER
+    sdk: ClassVar[VendorSdk] = SDK
     Options: ClassVar[type[BaseModel]] = PureOptions
     capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.SNAPSHOT, Capability.REPLICATE})
-
-    sdk_connect = staticmethod(_connect_checked)
-    sdk_caller = staticmethod(_caller)
-    sdk_delete = staticmethod(delete_object)
 
     # -- lifecycle --------------------------------------------------------------------
     def _discover(self) -> set[Capability]:
@@ -261,26 +249,21 @@ class Pure(VendorDriver):
         return str(getattr(chassis[0], "serial", "") or "") if chassis else ""
 
     # -- hosts ------------------------------------------------------------------------
-    def _host(self, lab_host: str, protocol: str, initiator: str) -> str:
+    def _make_host(self, lab_host: str, protocol: str, initiator: str) -> tuple[str, Entry]:
         from pypureclient import flasharray
 
-        key = (lab_host, protocol)
-        if key not in self._hosts:
-            name = f"{self.prefix}{lab_host}-{protocol.replace('-', '')}"[:63]
-            entry = self._journal("host", name)
-            body = flasharray.HostPost(iqns=[initiator]) if protocol == "iscsi" else flasharray.HostPost(nqns=[initiator])
-            self.api.call("POST /hosts", f"host {name}", lambda: checked(self._conn.post_hosts(names=[name], host=body)))
-            self.run.ledger.created(entry)
-            self._hosts[key] = (name, entry)
-        return self._hosts[key][0]
+        name = f"{self.prefix}{lab_host}-{protocol.replace('-', '')}"[:63]
+        entry = self._journal("host", name)
+        body = flasharray.HostPost(iqns=[initiator]) if protocol == "iscsi" else flasharray.HostPost(nqns=[initiator])
+        self.api.call("POST /hosts", f"host {name}", lambda: checked(self._conn.post_hosts(names=[name], host=body)))
+        self.run.ledger.created(entry)
+        return name, entry
 
     # -- volumes ----------------------------------------------------------------------
     def create_volume(self, name: str, size_bytes: int, qos: QoS | None = None, export: str | None = None) -> Volume:
         from pypureclient import flasharray
 
-        self._refuse_new(name, qos)
-        protocol = protocol_of(export, self.options)
-        hosts = initiators_for(protocol, self._initiators, self.lab.array.name)
+        protocol, hosts = self._new_volume(name, qos, export)
         array_name = f"{self.prefix}{name}"[:63]
         entry = self._journal("volume", array_name)
         made = self.api.call(
@@ -297,28 +280,20 @@ class Pure(VendorDriver):
         lun = None
         for lab_host, initiator in hosts.items():
             host = self._host(lab_host, protocol, initiator)
-            connection = self._journal("connection", array_name, host=host)
-            owned.maps.append(connection)
-            done = self.api.call(
+            done = self._map(
+                owned,
+                "connection",
+                array_name,
                 "POST /connections",
                 f"volume {array_name} host {host}",
-                lambda host=host: checked(self._conn.post_connections(host_names=[host], volume_names=[array_name])),
-            )  # type: ignore[misc]
+                lambda host=host: checked(self._conn.post_connections(host_names=[host], volume_names=[array_name])),  # type: ignore[misc]
+                host=host,
+            )
             lun = getattr(done[0], "lun", None) if done else None
-            self.run.ledger.created(connection)
         identity = DeviceIdentity(wwn=wwn_of_serial(serial)) if protocol == "iscsi" else DeviceIdentity(nguid=nguid_of_serial(serial))
-        owned.volume = Volume(name=name, size_bytes=size_bytes, identity=identity, export=self._export(protocol, lun))
+        owned.volume = Volume(name=name, size_bytes=size_bytes, identity=identity, export=self._fixed_export(protocol, lun))
         return owned.volume
 
-    def _export(self, protocol: str, lun: int | None) -> dict[str, Any]:
-        options = self.options
-        if protocol == "iscsi":
-            if not (options.iscsi_portal and options.iscsi_target_iqn):
-                raise ArrayError(f"array {self.lab.array.name}: iSCSI needs iscsi_portal and iscsi_target_iqn in the lab's array options")
-            return {"kind": "iscsi", "portal": options.iscsi_portal, "target_iqn": options.iscsi_target_iqn, "lun": lun}
-        if not (options.nvme_traddr and options.nvme_subsys_nqn):
-            raise ArrayError(f"array {self.lab.array.name}: NVMe/TCP needs nvme_traddr and nvme_subsys_nqn in the lab's array options")
-        return {"kind": "nvme-tcp", "traddr": options.nvme_traddr, "trsvcid": options.nvme_trsvcid, "subsys_nqn": options.nvme_subsys_nqn}
 
     # -- data services ------------------------------------------------------------------
     def snapshot_create(self, volume: Volume, name: str) -> Snapshot:

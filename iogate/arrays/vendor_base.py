@@ -15,6 +15,7 @@ delete one journalled object by name) and what its array does differently
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -24,7 +25,9 @@ from iogate.arrays.base import Capability, Snapshot, Volume, unsupported
 from iogate.arrays.rest_common import (
     ApiCaller,
     VendorOptions,
+    initiators_for,
     intend,
+    protocol_of,
     read_initiator_ids,
     register_object_remover,
     run_prefix,
@@ -33,6 +36,25 @@ from iogate.errors import ArrayError
 from iogate.lab import Lab, QoS
 from iogate.ledger import Entry
 from iogate.run import Run
+
+
+@dataclass(frozen=True)
+class VendorSdk:
+    """A vendor module's SDK plumbing, as VendorDriver and `iogate cleanup` use it."""
+
+    connect: Callable[[Any, str], Any]  # (options, array name) -> the SDK's connection or client
+    caller: Callable[[str, Any, Any], ApiCaller]  # (array name, options, connection) -> the ApiCaller of its calls
+    delete: Callable[[ApiCaller, Any, dict[str, Any]], str | None]  # one journalled object by name; None: gone already
+
+
+class FixedTargetOptions(VendorOptions):
+    """Options of an array whose iSCSI target and NVMe subsystem the lab names (one per array)."""
+
+    iscsi_portal: str | None = None  # address:port the hosts log in to
+    iscsi_target_iqn: str | None = None
+    nvme_traddr: str | None = None
+    nvme_trsvcid: str = "4420"
+    nvme_subsys_nqn: str | None = None
 
 
 @dataclass
@@ -51,29 +73,20 @@ class VendorDriver:
     """ArrayDriver over a vendor SDK (see module docstring); subclasses fill the SDK hooks."""
 
     DRIVER: ClassVar[str]  # the driver's name in labs and in ledger entries
+    sdk: ClassVar[VendorSdk]
     Options: ClassVar[type[BaseModel]]  # a VendorOptions subclass
     serves_all_protocols: ClassVar[bool] = False  # a volume is mapped over the one protocol chosen at creation
     capabilities: ClassVar[frozenset[Capability]]  # the most the driver can do; setup() asks the array
     capabilities_before_setup: ClassVar[frozenset[Capability]] = frozenset()
+    maps_over: ClassVar[tuple[str, ...]] = ()  # the block protocols a volume can be mapped over (empty: any)
 
-    # -- SDK hooks (the vendor module's plumbing) --------------------------------------------
-    @staticmethod
-    def sdk_connect(options: Any, array: str) -> Any:
-        """A connection / client of the vendor SDK for these options."""
-        raise NotImplementedError
-
-    @staticmethod
-    def sdk_caller(array: str, options: Any, conn: Any) -> ApiCaller:
-        """The ApiCaller that runs this connection's calls (with its session renewal, if any)."""
-        raise NotImplementedError
-
-    @staticmethod
-    def sdk_delete(api: ApiCaller, conn: Any, attrs: dict[str, Any]) -> str | None:
-        """Remove one journalled object by its name (idempotent); None when it is gone already."""
-        raise NotImplementedError
-
+    # -- what each vendor does its own way ----------------------------------------------------
     def _discover(self) -> set[Capability]:
         """Ask the connected array what it is (facts) and what this lab lets it do (capabilities)."""
+        raise NotImplementedError
+
+    def _make_host(self, lab_host: str, protocol: str, initiator: str) -> tuple[str, Entry]:
+        """Journal and make the array's host object for a lab host's initiator: (its id or name, its entry)."""
         raise NotImplementedError
 
     # -- state -----------------------------------------------------------------------------
@@ -102,7 +115,7 @@ class VendorDriver:
         return intend(self.run.ledger, self.DRIVER, self.options, obj_type, name, prefix=self.prefix, **attrs)
 
     def _delete(self, entry: Entry) -> None:
-        self.sdk_delete(self.api, self._conn, entry.attrs)
+        self.sdk.delete(self.api, self._conn, entry.attrs)
         self.run.ledger.released(entry)
 
     def _owned(self, volume: Volume) -> OwnedVolume:
@@ -110,17 +123,48 @@ class VendorDriver:
             raise ArrayError(f"array {self.lab.array.name}: no volume {volume.name} of this run")
         return self._volumes[volume.name]
 
-    def _refuse_new(self, name: str, qos: QoS | None) -> None:
-        """create_volume's checks before anything is journalled."""
+    def _host(self, lab_host: str, protocol: str, initiator: str) -> str:
+        """The array's id or name of the host object for this lab host and protocol (made once per run)."""
+        key = (lab_host, protocol)
+        if key not in self._hosts:
+            self._hosts[key] = self._make_host(lab_host, protocol, initiator)
+        return self._hosts[key][0]
+
+    def _new_volume(self, name: str, qos: QoS | None, export: str | None) -> tuple[str, dict[str, str]]:
+        """create_volume's checks before anything is journalled: (the protocol, lab host -> its initiator)."""
         if qos is not None:
             raise unsupported(self.DRIVER, Capability.QOS)
         if name in self._volumes:
             raise ArrayError(f"array {self.lab.array.name}: volume {name} exists already")
+        protocol = protocol_of(export, self.options)
+        if self.maps_over and protocol not in self.maps_over:
+            over = " or ".join(self.maps_over)
+            raise ArrayError(f"array {self.lab.array.name}: volume {name}: the {self.DRIVER} driver maps over {over}, not {protocol}")
+        return protocol, initiators_for(protocol, self._initiators, self.lab.array.name)
+
+    def _map(self, owned: OwnedVolume, obj_type: str, name: str, call: str, what: str, make: Callable[[], Any], **attrs: Any) -> Any:
+        """Journal a mapping of the volume, make it (one call), record it made; the call's answer."""
+        mapping = self._journal(obj_type, name, **attrs)
+        owned.maps.append(mapping)
+        done = self.api.call(call, what, make)
+        self.run.ledger.created(mapping)
+        return done
+
+    def _fixed_export(self, protocol: str, lun: int | None) -> dict[str, Any]:
+        """What a connector needs to reach a volume of an array with a FixedTargetOptions target."""
+        options = self.options
+        if protocol == "iscsi":
+            if not (options.iscsi_portal and options.iscsi_target_iqn):
+                raise ArrayError(f"array {self.lab.array.name}: iSCSI needs iscsi_portal and iscsi_target_iqn in the lab's array options")
+            return {"kind": "iscsi", "portal": options.iscsi_portal, "target_iqn": options.iscsi_target_iqn, "lun": lun}
+        if not (options.nvme_traddr and options.nvme_subsys_nqn):
+            raise ArrayError(f"array {self.lab.array.name}: NVMe/TCP needs nvme_traddr and nvme_subsys_nqn in the lab's array options")
+        return {"kind": "nvme-tcp", "traddr": options.nvme_traddr, "trsvcid": options.nvme_trsvcid, "subsys_nqn": options.nvme_subsys_nqn}
 
     # -- lifecycle -------------------------------------------------------------------------
     def setup(self) -> None:
-        self._conn = self.sdk_connect(self.options, self.lab.array.name)
-        self._api = self.sdk_caller(self.lab.array.name, self.options, self._conn)
+        self._conn = self.sdk.connect(self.options, self.lab.array.name)
+        self._api = self.sdk.caller(self.lab.array.name, self.options, self._conn)
         self.capabilities = frozenset(self._discover())  # type: ignore[misc]
         self._initiators = read_initiator_ids(self.lab)
 
@@ -165,7 +209,7 @@ def register_vendor_remover(driver: type[VendorDriver]) -> None:
     def remove(options: dict[str, Any], attrs: dict[str, Any]) -> str | None:
         parsed = driver.Options.model_validate(options)
         array = f"{driver.DRIVER} {parsed.management}"  # type: ignore[attr-defined]
-        conn = driver.sdk_connect(parsed, array)
-        return driver.sdk_delete(driver.sdk_caller(array, parsed, conn), conn, attrs)
+        conn = driver.sdk.connect(parsed, array)
+        return driver.sdk.delete(driver.sdk.caller(array, parsed, conn), conn, attrs)
 
     register_object_remover(driver.DRIVER, remove)
