@@ -20,7 +20,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict
 
 from iogate import shell
-from iogate.arrays.base import Capability, Snapshot, Volume
+from iogate.arrays.base import Capability, Snapshot, Volume, unsupported
 from iogate.errors import ArrayError
 from iogate.lab import DeviceIdentity, Lab, QoS
 from iogate.ledger import Entry
@@ -222,6 +222,15 @@ class LocalArray:
         """Let deferred pool work finish before a measurement: syncfs makes XFS free a deleted snapshot's
         extents (background inode GC) now, instead of during the next test's baseline window."""
         _run(["sync", "-f", str(self.pool_dir)])
+
+    def mirror_attach(self, volume: Volume) -> dict[str, Any]:
+        raise unsupported("local", Capability.MIRROR)
+
+    def mirror_detach(self, volume: Volume) -> None:
+        raise unsupported("local", Capability.MIRROR)
+
+    def volume_metrics(self, volume: Volume) -> list[dict[str, Any]]:
+        raise unsupported("local", Capability.METRICS)
 
     def pool_used_bytes(self) -> int:
         stats = os.statvfs(self.pool_dir)

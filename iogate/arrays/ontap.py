@@ -162,7 +162,9 @@ class Ontap(VendorDriver):
     sdk: ClassVar[VendorSdk] = SDK
     Options: ClassVar[type[BaseModel]] = OntapOptions
     maps_over: ClassVar[tuple[str, ...]] = ("iscsi", "nvme-tcp")
-    capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.SNAPSHOT, Capability.REPLICATE, Capability.DEDUPE})
+    capabilities: ClassVar[frozenset[Capability]] = frozenset(
+        {Capability.SNAPSHOT, Capability.REPLICATE, Capability.DEDUPE, Capability.METRICS}
+    )
 
     def __init__(self, lab: Lab, run: Run) -> None:
         super().__init__(lab, run)
@@ -210,7 +212,7 @@ class Ontap(VendorDriver):
             raise ArrayError(f"array {self.lab.array.name}: SVM {self.options.svm} has no FlexVol {self.options.flexvol}")
         self._flexvol_uuid = flexvol.uuid
         # RESTORE is not offered: a FlexVol snapshot restore would roll back every LUN of the FlexVol.
-        caps = {Capability.SNAPSHOT}
+        caps = {Capability.SNAPSHOT, Capability.METRICS}  # LUN metrics (a namespace has none: Unsupported)
         if "snapmirror" in licensed and self.options.snapmirror:
             caps.add(Capability.REPLICATE)
         # Dedupe on demand needs dedupe enabled on the FlexVol and an array that reports the efficiency scanner (newer than 9.8).

@@ -212,7 +212,7 @@ class Pure(VendorDriver):
     DRIVER: ClassVar[str] = DRIVER
     sdk: ClassVar[VendorSdk] = SDK
     Options: ClassVar[type[BaseModel]] = PureOptions
-    capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.SNAPSHOT, Capability.REPLICATE})
+    capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.SNAPSHOT, Capability.REPLICATE, Capability.METRICS})
 
     # -- lifecycle --------------------------------------------------------------------
     def _discover(self) -> set[Capability]:
@@ -227,7 +227,7 @@ class Pure(VendorDriver):
             "array.id": str(getattr(array, "id", "") or ""),
             "array.name": str(getattr(array, "name", "") or ""),
         }
-        caps = {Capability.SNAPSHOT}
+        caps = {Capability.SNAPSHOT, Capability.METRICS}
         if self.options.protection_group:
             group = self.options.protection_group
             found = self.api.call(

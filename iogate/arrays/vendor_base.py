@@ -9,8 +9,9 @@ delete one journalled object by name) and what its array does differently
   deleted through `_delete()`, which removes it by name and releases its entry;
 - the bookkeeping of what the run made per volume (`OwnedVolume`) and of the
   array's host objects, and the teardown that deletes them in reverse;
-- the refusal of QoS, which no vendor driver offers, and the ledger remover
-  `iogate cleanup` uses (`register_vendor_remover`).
+- the operations no vendor driver offers (QoS, mirror; metrics unless the
+  vendor has them), and the ledger remover `iogate cleanup` uses
+  (`register_vendor_remover`).
 """
 
 from __future__ import annotations
@@ -162,6 +163,10 @@ class VendorDriver:
         return {"kind": "nvme-tcp", "traddr": options.nvme_traddr, "trsvcid": options.nvme_trsvcid, "subsys_nqn": options.nvme_subsys_nqn}
 
     # -- lifecycle -------------------------------------------------------------------------
+    @classmethod
+    def lab_problems(cls, lab: Lab, options: Any) -> list[tuple[tuple[str | int, ...], str]]:
+        return []
+
     def setup(self) -> None:
         self._conn = self.sdk.connect(self.options, self.lab.array.name)
         self._api = self.sdk.caller(self.lab.array.name, self.options, self._conn)
@@ -177,6 +182,9 @@ class VendorDriver:
 
     def facts(self) -> dict[str, str]:
         return dict(self._facts)
+
+    def settle(self) -> None:
+        """Nothing is deferred: every call returns once the array has done it."""
 
     # -- volumes ---------------------------------------------------------------------------
     def delete_volume(self, volume: Volume) -> None:
@@ -201,6 +209,15 @@ class VendorDriver:
         if entry is None:
             raise ArrayError(f"array {self.lab.array.name}: no snapshot {snapshot.volume}@{snapshot.name} of this run")
         self._delete(entry)
+
+    def mirror_attach(self, volume: Volume) -> dict[str, Any]:
+        raise unsupported(self.DRIVER, Capability.MIRROR)
+
+    def mirror_detach(self, volume: Volume) -> None:
+        raise unsupported(self.DRIVER, Capability.MIRROR)
+
+    def volume_metrics(self, volume: Volume) -> list[dict[str, Any]]:
+        raise unsupported(self.DRIVER, Capability.METRICS)
 
 
 def register_vendor_remover(driver: type[VendorDriver]) -> None:

@@ -83,7 +83,7 @@ def test_wwn_of_a_lun_serial_is_netapp_naa() -> None:
 
 
 def test_capabilities_come_from_the_licences(driver: ontap.Ontap, array: FakeOntap) -> None:
-    assert driver.capabilities == {Capability.SNAPSHOT, Capability.REPLICATE, Capability.DEDUPE}
+    assert driver.capabilities == {Capability.SNAPSHOT, Capability.REPLICATE, Capability.DEDUPE, Capability.METRICS}
     facts = driver.facts()
     assert facts["array.firmware"] == "NetApp Release 9.8.0" and facts["array.serial"] == "721900001, 721900002"
     assert facts["array.model"] == "NetApp AFF-A400 (cluster cluster1, 2 nodes)"
@@ -173,7 +173,7 @@ def test_no_snapmirror_licence_no_replicate(
     monkeypatch.setattr(vendor_base, "read_initiator_ids", lambda lab: INITIATORS)
     drv = ontap.Ontap(make_lab(tmp_path, "ontap", options(server)), run)
     drv.setup()
-    assert drv.capabilities == {Capability.SNAPSHOT}
+    assert drv.capabilities == {Capability.SNAPSHOT, Capability.METRICS}
 
 
 def test_a_cluster_without_the_efficiency_scanner_offers_no_dedupe(
