@@ -360,11 +360,13 @@ class EventSchedule:
             assert volume is not None
             array.set_qos(volume, event.qos)
             return {"volume": volume.name, "qos": event.qos.model_dump(exclude_none=True) if event.qos else "none"}
-        # mirror_attach / mirror_detach: optional driver methods behind Capability.MIRROR.
-        method = getattr(array, event.action, None)
-        if method is None:
+        assert volume is not None
+        if REQUIRES[event.action] not in array.capabilities:
             raise EventError(f"array driver {self.driver_name} has no {event.action} (capability {REQUIRES[event.action].value})")
-        return dict(method(volume) or {})
+        if event.action == "mirror_attach":
+            return dict(array.mirror_attach(volume) or {})
+        array.mirror_detach(volume)
+        return {}
 
     def _delete_leftover_snapshots(self) -> list[str]:
         problems = []

@@ -177,8 +177,7 @@ def load_lab(path: Path | str | None = None) -> Lab:
         connector = registry.connector_class(protocol.connector, path, lines, ("protocols", index, "connector"))
         validate(connector.Options, protocol.options, path, lines, ("protocols", index, "options"))
     problems = lab_problems(lab)
-    if hasattr(driver, "lab_problems"):
-        problems += driver.lab_problems(lab, options)
+    problems += driver.lab_problems(lab, options)
     problems += _secret_problems(data, ())
     if problems:
         raise LabFileError("\n".join(_located(path, lines, loc, message) for loc, message in problems))

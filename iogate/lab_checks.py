@@ -4,7 +4,7 @@ Run by load_lab after the schema (and the driver's option schema) passed, so a
 lab file with two protocols of one name, a workdir of `/`, or volumes that
 cannot fit the pool is refused as `file line N: field: ...` before anything is
 provisioned. Drivers add their own (pool sizes, pre-provisioned volumes) with
-an optional `lab_problems(lab, options)` class method.
+a `lab_problems(lab, options)` class method (ArrayDriver; [] where they add none).
 """
 
 from __future__ import annotations

@@ -1,7 +1,10 @@
 """The ArrayDriver protocol every array (local, linux_target, static, vendors) fills.
 
-Drivers declare their capabilities; a test whose event or reset the driver cannot
-do is skipped with a reason naming the driver and the capability.
+Every driver has every operation of the protocol; `capabilities` says which of
+the optional ones (snapshot, restore, dedupe, replicate, mirror, qos, metrics)
+it can do, and the others raise Unsupported. A test whose event or reset the
+driver cannot do is skipped with a reason naming the driver and the capability:
+callers check `capabilities`, never whether a method exists.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from typing import Any, ClassVar, Protocol
 
 from pydantic import BaseModel
 
-from iogate.lab import DeviceIdentity, QoS
+from iogate.lab import DeviceIdentity, Lab, QoS
 
 
 class Capability(StrEnum):
@@ -23,6 +26,7 @@ class Capability(StrEnum):
     REPLICATE = "replicate"  # initial sync of a replica during load
     MIRROR = "mirror"  # synchronous mirror attach/detach
     QOS = "qos"  # per-volume IOPS / bandwidth caps (also the degrade event)
+    METRICS = "metrics"  # the array's own per-volume IOPS / latency samples (evidence beside the host's)
 
 
 @dataclass(frozen=True)
@@ -52,16 +56,28 @@ class ArrayDriver(Protocol):
     Options: ClassVar[type[BaseModel]]
     capabilities: ClassVar[frozenset[Capability]]
 
+    # True when every volume is reachable over every protocol of the lab (local loop devices);
+    # False when a volume is exported over one protocol chosen at creation (`export`).
+    serves_all_protocols: ClassVar[bool]
+
+    @classmethod
+    def lab_problems(cls, lab: Lab, options: Any) -> list[tuple[tuple[str | int, ...], str]]:
+        """What the driver refuses in a lab file beyond its Options, as (location, message); [] for none."""
+
+    # -- lifecycle ------------------------------------------------------------------
     def setup(self) -> None:
         """Prepare the array for a run (pools, ports); journalled in the ledger."""
 
     def facts(self) -> dict[str, str]:
         """Driver, model, firmware... for the report's environment."""
 
-    # True when every volume is reachable over every protocol of the lab (local loop devices);
-    # False when a volume is exported over one protocol chosen at creation (`export`).
-    serves_all_protocols: ClassVar[bool]
+    def settle(self) -> None:
+        """Finish deferred work of earlier actions before a measurement (nothing where none is deferred)."""
 
+    def teardown(self) -> None:
+        """Remove everything setup and create_volume made."""
+
+    # -- volumes --------------------------------------------------------------------
     def create_volume(self, name: str, size_bytes: int, qos: QoS | None = None, export: str | None = None) -> Volume:
         """Create a volume; `export` names the protocol connector it must be reachable over."""
 
@@ -69,23 +85,40 @@ class ArrayDriver(Protocol):
 
     def list_volumes(self) -> list[Volume]: ...
 
-    def set_qos(self, volume: Volume, qos: QoS | None) -> None: ...
+    # -- optional operations: each behind its Capability -----------------------------
+    def set_qos(self, volume: Volume, qos: QoS | None) -> None:
+        """QOS: apply the caps (None lifts them; a driver without QOS accepts None only)."""
 
-    def snapshot_create(self, volume: Volume, name: str) -> Snapshot: ...
+    def snapshot_create(self, volume: Volume, name: str) -> Snapshot:
+        """SNAPSHOT."""
 
-    def snapshot_delete(self, snapshot: Snapshot) -> None: ...
+    def snapshot_delete(self, snapshot: Snapshot) -> None:
+        """SNAPSHOT."""
 
-    def snapshot_restore(self, volume: Volume, snapshot: Snapshot) -> None: ...
+    def snapshot_restore(self, volume: Volume, snapshot: Snapshot) -> None:
+        """RESTORE: roll the volume back to the snapshot."""
 
     def dedupe_run(self) -> dict[str, Any]:
-        """Run one dedupe pass to completion; returns evidence (bytes reclaimed...)."""
+        """DEDUPE: run one dedupe pass to completion; returns evidence (bytes reclaimed...)."""
 
     def replicate(self, volume: Volume) -> dict[str, Any]:
-        """Make a full replica of the volume (initial sync); returns evidence."""
+        """REPLICATE: make a full replica of the volume (initial sync); returns evidence."""
 
-    def teardown(self) -> None:
-        """Remove everything setup and create_volume made."""
+    def mirror_attach(self, volume: Volume) -> dict[str, Any]:
+        """MIRROR: add a synchronous mirror of the volume and wait until it is in sync; returns evidence."""
+
+    def mirror_detach(self, volume: Volume) -> None:
+        """MIRROR: remove the mirror mirror_attach added."""
+
+    def volume_metrics(self, volume: Volume) -> list[dict[str, Any]]:
+        """METRICS: the volume's IOPS and latency as the array measured them, one dict per sample
+        (drivers may take keyword arguments choosing the window)."""
 
 
 class Unsupported(Exception):
     """Raised by a driver method the driver does not have (see capabilities)."""
+
+
+def unsupported(driver: str, capability: Capability) -> Unsupported:
+    """The error an operation behind a capability the driver lacks raises."""
+    return Unsupported(f"array driver {driver} does not support {capability.value}")

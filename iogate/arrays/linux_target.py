@@ -28,7 +28,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from iogate.arrays.base import Capability, Snapshot, Unsupported, Volume
+from iogate.arrays.base import Capability, Snapshot, Unsupported, Volume, unsupported
 from iogate.errors import ArrayError, HostError
 from iogate.hosts.initiator import Initiator
 from iogate.lab import DeviceIdentity, HostConfig, Lab, QoS
@@ -200,6 +200,13 @@ class LinuxTarget:
         self.run.ledger.created(entry)
         self.vdo_device = f"/dev/mapper/{name}"
 
+    @classmethod
+    def lab_problems(cls, lab: Lab, options: LinuxTargetOptions) -> list[tuple[tuple[str | int, ...], str]]:
+        return []
+
+    def settle(self) -> None:
+        """Nothing is deferred: every script returns once the target has done it."""
+
     def teardown(self) -> None:
         for entry in list(self._snapshots.values()):
             release(self.run.ledger, [entry])
@@ -221,7 +228,7 @@ class LinuxTarget:
     def create_volume(self, name: str, size_bytes: int, qos: QoS | None = None, export: str | None = None) -> Volume:
         """Create and export a volume; `export` is a protocol connector name (iscsi, nvme-tcp, nfs)."""
         if qos is not None:
-            raise Unsupported(f"array driver linux_target does not support {Capability.QOS.value}")
+            raise unsupported("linux_target", Capability.QOS)
         if name in self._volumes:
             raise ArrayError(f"array {self.lab.array.name}: volume {name} exists already")
         kind = EXPORT_OF_CONNECTOR.get(export or self.options.default_export)
@@ -269,7 +276,7 @@ class LinuxTarget:
 
     def set_qos(self, volume: Volume, qos: QoS | None) -> None:
         if qos is not None:
-            raise Unsupported(f"array driver linux_target does not support {Capability.QOS.value}")
+            raise unsupported("linux_target", Capability.QOS)
 
     # -- snapshots ------------------------------------------------------------------
     def snapshot_create(self, volume: Volume, name: str) -> Snapshot:
@@ -380,6 +387,9 @@ class LinuxTarget:
         for leg in owned.legs:
             self.sh(f"mdadm --manage {owned.device} --fail {leg} --remove {leg} >/dev/null && lvremove -q -y {leg} >/dev/null")
         owned.legs.clear()
+
+    def volume_metrics(self, volume: Volume) -> list[dict[str, Any]]:
+        raise unsupported("linux_target", Capability.METRICS)
 
     def mirror_state(self, volume: Volume) -> dict[str, str]:
         owned = self._owned(volume)

@@ -20,7 +20,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict
 
 from iogate import shell
-from iogate.arrays.base import Capability, Snapshot, Unsupported, Volume
+from iogate.arrays.base import Capability, Snapshot, Volume, unsupported
 from iogate.errors import ArrayError
 from iogate.lab import DeviceIdentity, Lab, QoS
 from iogate.ledger import Entry
@@ -223,6 +223,15 @@ class LocalArray:
         extents (background inode GC) now, instead of during the next test's baseline window."""
         _run(["sync", "-f", str(self.pool_dir)])
 
+    def mirror_attach(self, volume: Volume) -> dict[str, Any]:
+        raise unsupported("local", Capability.MIRROR)
+
+    def mirror_detach(self, volume: Volume) -> None:
+        raise unsupported("local", Capability.MIRROR)
+
+    def volume_metrics(self, volume: Volume) -> list[dict[str, Any]]:
+        raise unsupported("local", Capability.METRICS)
+
     def pool_used_bytes(self) -> int:
         stats = os.statvfs(self.pool_dir)
         return (stats.f_blocks - stats.f_bfree) * stats.f_frsize
@@ -259,7 +268,3 @@ class LocalArray:
         _run(["cp", "--reflink=never", "--sparse=never", str(self._volume_file(volume)), str(target)])
         self.run.ledger.created(entry)
         return {"replica": str(target), "bytes": volume.size_bytes, "duration_s": round(time.monotonic() - started, 3)}
-
-
-def unsupported(driver: str, capability: Capability) -> Unsupported:
-    return Unsupported(f"array driver {driver} does not support {capability.value}")

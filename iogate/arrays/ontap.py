@@ -14,25 +14,13 @@ Written against the ONTAP REST API as described by the 9.8-era swagger and the
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
 from iogate.arrays.base import Capability, Snapshot, Unsupported, Volume
-from iogate.arrays.rest_common import (
-    ApiCaller,
-    Failure,
-    VendorOptions,
-    initiators_for,
-    intend,
-    protocol_of,
-    read_initiator_ids,
-    redact_sdk_logs,
-    register_object_remover,
-    require_sdk,
-    run_prefix,
-)
+from iogate.arrays.rest_common import ApiCaller, Failure, VendorOptions, redact_sdk_logs, require_sdk
+from iogate.arrays.vendor_base import OwnedVolume, VendorDriver, VendorSdk, register_vendor_remover
 from iogate.errors import ArrayError
 from iogate.lab import DeviceIdentity, Lab, QoS
 from iogate.ledger import Entry
@@ -161,59 +149,32 @@ def delete_object(api: ApiCaller, conn: Any, attrs: dict[str, Any]) -> str | Non
     return f"deleted {obj_type} {name} on ONTAP {api.options.management}"
 
 
-def _remove(options: dict[str, Any], attrs: dict[str, Any]) -> str | None:
-    parsed = OntapOptions.model_validate(options)
-    conn = connect(parsed)
-    return delete_object(_caller(f"ontap {parsed.management}", parsed, conn), conn, attrs)
+SDK = VendorSdk(connect=lambda options, array: connect(options), caller=_caller, delete=delete_object)
 
 
-register_object_remover(DRIVER, _remove)
+class Ontap(VendorDriver):
+    """ArrayDriver over a NetApp ONTAP SVM (see module docstring).
 
+    Its host objects (`_hosts`) are one igroup (iSCSI) or NVMe subsystem per lab host and protocol, by name.
+    """
 
-@dataclass
-class _Owned:
-    volume: Volume
-    entry: Entry
-    maps: list[Entry] = field(default_factory=list)
-    snapshots: dict[str, Entry] = field(default_factory=dict)
-
-
-class Ontap:
-    """ArrayDriver over a NetApp ONTAP SVM (see module docstring)."""
-
+    DRIVER: ClassVar[str] = DRIVER
+    sdk: ClassVar[VendorSdk] = SDK
     Options: ClassVar[type[BaseModel]] = OntapOptions
-    serves_all_protocols: ClassVar[bool] = False
-    capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.SNAPSHOT, Capability.REPLICATE, Capability.DEDUPE})
+    maps_over: ClassVar[tuple[str, ...]] = ("iscsi", "nvme-tcp")
+    capabilities: ClassVar[frozenset[Capability]] = frozenset(
+        {Capability.SNAPSHOT, Capability.REPLICATE, Capability.DEDUPE, Capability.METRICS}
+    )
 
     def __init__(self, lab: Lab, run: Run) -> None:
-        self.lab = lab
-        self.run = run
-        self.options = OntapOptions.model_validate(lab.array.options)
-        self.prefix = run_prefix(self.options, run.run_id).replace("-", "_")  # LUN and igroup names take no '-' at the start
-        self.capabilities = frozenset()  # type: ignore[misc]  # setup() asks the array
-        self._conn: Any = None
-        self._api: ApiCaller | None = None
-        self._groups: dict[tuple[str, str], tuple[str, Entry]] = {}
-        self._volumes: dict[str, _Owned] = {}
-        self._initiators: dict[str, dict[str, str]] = {}
-        self._facts: dict[str, str] = {}
+        super().__init__(lab, run)
+        self.prefix = self.prefix.replace("-", "_")  # LUN and igroup names take no '-' at the start
         self._flexvol_uuid = ""
         self._target_iqn = ""
         self._subsystem_nqns: dict[str, str] = {}
 
-    @property
-    def api(self) -> ApiCaller:
-        if self._api is None:
-            raise ArrayError(f"array {self.lab.array.name}: setup() has not run")
-        return self._api
-
-    def _journal(self, obj_type: str, name: str, **attrs: Any) -> Entry:
-        return intend(self.run.ledger, DRIVER, self.options, obj_type, name, prefix=self.prefix, **attrs)
-
     # -- lifecycle -----------------------------------------------------------------
-    def setup(self) -> None:
-        self._conn = connect(self.options)
-        self._api = _caller(self.lab.array.name, self.options, self._conn)
+    def _discover(self) -> set[Capability]:
         cluster = _new(self._conn, "Cluster")
         self.api.call("GET /cluster", "cluster", lambda: cluster.get(fields="name,uuid,version"), idempotent=True)
         version = getattr(getattr(cluster, "version", None), "full", "")
@@ -251,7 +212,7 @@ class Ontap:
             raise ArrayError(f"array {self.lab.array.name}: SVM {self.options.svm} has no FlexVol {self.options.flexvol}")
         self._flexvol_uuid = flexvol.uuid
         # RESTORE is not offered: a FlexVol snapshot restore would roll back every LUN of the FlexVol.
-        caps = {Capability.SNAPSHOT}
+        caps = {Capability.SNAPSHOT, Capability.METRICS}  # LUN metrics (a namespace has none: Unsupported)
         if "snapmirror" in licensed and self.options.snapmirror:
             caps.add(Capability.REPLICATE)
         # Dedupe on demand needs dedupe enabled on the FlexVol and an array that reports the efficiency scanner (newer than 9.8).
@@ -259,61 +220,29 @@ class Ontap:
         has_scanner = getattr(efficiency, "scanner", None) is not None
         if has_scanner and getattr(efficiency, "dedupe", "none") not in ("none", None):
             caps.add(Capability.DEDUPE)
-        self.capabilities = frozenset(caps)  # type: ignore[misc]
         self._licensed = licensed
-        self._initiators = read_initiator_ids(self.lab)
-
-    def teardown(self) -> None:
-        for owned in list(self._volumes.values()):
-            self.delete_volume(owned.volume)
-        for _, entry in list(self._groups.values()):
-            self._delete(entry)
-        self._groups.clear()
-
-    def facts(self) -> dict[str, str]:
-        return dict(self._facts)
-
-    def _delete(self, entry: Entry) -> None:
-        delete_object(self.api, self._conn, entry.attrs)
-        self.run.ledger.released(entry)
+        return caps
 
     # -- igroups / subsystems ---------------------------------------------------------
-    def _group(self, lab_host: str, protocol: str, initiator: str) -> str:
-        key = (lab_host, protocol)
-        if key not in self._groups:
-            name = f"{self.prefix}{lab_host}_{protocol.replace('-', '')}"[:96]
-            svm = {"name": self.options.svm}
-            if protocol == "iscsi":
-                entry = self._journal("igroup", name)
-                group = _new(
-                    self._conn,
-                    "Igroup",
-                    svm=svm,
-                    name=name,
-                    protocol="iscsi",
-                    os_type=self.options.os_type,
-                    initiators=[{"name": initiator}],
-                )
-                self.api.call("POST /protocols/san/igroups", f"igroup {name}", lambda: group.post(hydrate=True))
-            else:
-                entry = self._journal("subsystem", name)
-                group = _new(self._conn, "NvmeSubsystem", svm=svm, name=name, os_type=self.options.os_type, hosts=[{"nqn": initiator}])
-                self.api.call("POST /protocols/nvme/subsystems", f"subsystem {name}", lambda: group.post(hydrate=True))
-                self._subsystem_nqns[name] = str(getattr(group, "target_nqn", "") or "")
-            self.run.ledger.created(entry, uuid=group.uuid)
-            self._groups[key] = (name, entry)
-        return self._groups[key][0]
+    def _make_host(self, lab_host: str, protocol: str, initiator: str) -> tuple[str, Entry]:
+        name = f"{self.prefix}{lab_host}_{protocol.replace('-', '')}"[:96]
+        svm = {"name": self.options.svm}
+        if protocol == "iscsi":
+            entry = self._journal("igroup", name)
+            initiators = [{"name": initiator}]
+            group = _new(self._conn, "Igroup", svm=svm, name=name, protocol="iscsi", os_type=self.options.os_type, initiators=initiators)
+            self.api.call("POST /protocols/san/igroups", f"igroup {name}", lambda: group.post(hydrate=True))
+        else:
+            entry = self._journal("subsystem", name)
+            group = _new(self._conn, "NvmeSubsystem", svm=svm, name=name, os_type=self.options.os_type, hosts=[{"nqn": initiator}])
+            self.api.call("POST /protocols/nvme/subsystems", f"subsystem {name}", lambda: group.post(hydrate=True))
+            self._subsystem_nqns[name] = str(getattr(group, "target_nqn", "") or "")
+        self.run.ledger.created(entry, uuid=group.uuid)
+        return name, entry
 
     # -- volumes ------------------------------------------------------------------------
     def create_volume(self, name: str, size_bytes: int, qos: QoS | None = None, export: str | None = None) -> Volume:
-        if qos is not None:
-            raise Unsupported(f"array driver {DRIVER} does not support {Capability.QOS.value}")
-        if name in self._volumes:
-            raise ArrayError(f"array {self.lab.array.name}: volume {name} exists already")
-        protocol = protocol_of(export, self.options)
-        if protocol not in ("iscsi", "nvme-tcp"):
-            raise ArrayError(f"array {self.lab.array.name}: volume {name}: the ontap driver maps over iscsi or nvme-tcp, not {protocol}")
-        hosts = initiators_for(protocol, self._initiators, self.lab.array.name)
+        protocol, hosts = self._new_volume(name, qos, export)
         path = f"/vol/{self.options.flexvol}/{self.prefix}{name}"
         svm = {"name": self.options.svm}
         obj_type, call = ("lun", "POST /storage/luns") if protocol == "iscsi" else ("namespace", "POST /storage/namespaces")
@@ -322,23 +251,17 @@ class Ontap:
         made = _new(self._conn, kind, svm=svm, name=path, os_type=self.options.os_type, space={"size": size_bytes})
         self.api.call(call, f"{obj_type} {path}", lambda: made.post(hydrate=True))
         self.run.ledger.created(entry, uuid=made.uuid)
-        owned = _Owned(volume=Volume(name, size_bytes, DeviceIdentity(serial="pending")), entry=entry)
+        owned = OwnedVolume(volume=Volume(name, size_bytes, DeviceIdentity(serial="pending")), entry=entry)
         self._volumes[name] = owned
         for lab_host, initiator in hosts.items():
-            group = self._group(lab_host, protocol, initiator)
+            group = self._host(lab_host, protocol, initiator)
             if protocol == "iscsi":
-                mapping = self._journal("lun_map", path, group=group)
-                owned.maps.append(mapping)
                 lun_map = _new(self._conn, "LunMap", svm=svm, lun={"name": path}, igroup={"name": group})
-                self.api.call("POST /protocols/san/lun-maps", f"lun {path} igroup {group}", lambda lun_map=lun_map: lun_map.post())  # type: ignore[misc]
+                self._map(owned, "lun_map", path, "POST /protocols/san/lun-maps", f"lun {path} igroup {group}", lun_map.post, group=group)
             else:
-                mapping = self._journal("subsystem_map", path, group=group)
-                owned.maps.append(mapping)
                 ns_map = _new(self._conn, "NvmeSubsystemMap", svm=svm, subsystem={"name": group}, namespace={"name": path})
-                self.api.call(
-                    "POST /protocols/nvme/subsystem-maps", f"namespace {path} subsystem {group}", lambda ns_map=ns_map: ns_map.post()
-                )  # type: ignore[misc]
-            self.run.ledger.created(mapping)
+                what = f"namespace {path} subsystem {group}"
+                self._map(owned, "subsystem_map", path, "POST /protocols/nvme/subsystem-maps", what, ns_map.post, group=group)
         owned.volume = Volume(
             name=name, size_bytes=size_bytes, identity=self._identity(protocol, made, path), export=self._export(protocol, hosts)
         )
@@ -378,23 +301,6 @@ class Ontap:
         nqn = next(iter(self._subsystem_nqns.values()), "")
         return {"kind": "nvme-tcp", "traddr": self.options.nvme_traddr, "trsvcid": self.options.nvme_trsvcid, "subsys_nqn": nqn}
 
-    def delete_volume(self, volume: Volume) -> None:
-        owned = self._owned(volume)
-        for entry in list(owned.snapshots.values()):
-            self._delete(entry)
-        for entry in owned.maps:
-            if entry.open:
-                self._delete(entry)
-        self._delete(owned.entry)
-        del self._volumes[volume.name]
-
-    def list_volumes(self) -> list[Volume]:
-        return [owned.volume for owned in self._volumes.values()]
-
-    def set_qos(self, volume: Volume, qos: QoS | None) -> None:
-        if qos is not None:
-            raise Unsupported(f"array driver {DRIVER} does not support {Capability.QOS.value}")
-
     # -- data services ----------------------------------------------------------------
     def snapshot_create(self, volume: Volume, name: str) -> Snapshot:
         owned = self._owned(volume)
@@ -405,13 +311,6 @@ class Ontap:
         self.api.call("POST /storage/volumes/{volume.uuid}/snapshots", f"snapshot {snap}", lambda: made.post(hydrate=True))
         self.run.ledger.created(entry, uuid=getattr(made, "uuid", None))
         return Snapshot(name=name, volume=volume.name, export={"flexvol": self.options.flexvol, "snapshot": snap})
-
-    def snapshot_delete(self, snapshot: Snapshot) -> None:
-        owned = self._volumes.get(snapshot.volume)
-        entry = owned.snapshots.pop(snapshot.name, None) if owned else None
-        if entry is None:
-            raise ArrayError(f"array {self.lab.array.name}: no snapshot {snapshot.volume}@{snapshot.name} of this run")
-        self._delete(entry)
 
     def snapshot_restore(self, volume: Volume, snapshot: Snapshot) -> None:
         raise Unsupported(f"array driver {DRIVER}: single-LUN restore from a FlexVol snapshot is not implemented yet")
@@ -518,7 +417,5 @@ class Ontap:
             )
         return samples
 
-    def _owned(self, volume: Volume) -> _Owned:
-        if volume.name not in self._volumes:
-            raise ArrayError(f"array {self.lab.array.name}: no volume {volume.name} of this run")
-        return self._volumes[volume.name]
+
+register_vendor_remover(Ontap)

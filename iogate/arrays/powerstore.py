@@ -12,41 +12,23 @@ policy). Written against the calls PyPowerStore 3.x makes, as listed in
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
 from iogate.arrays.base import Capability, Snapshot, Unsupported, Volume
-from iogate.arrays.rest_common import (
-    ApiCaller,
-    Failure,
-    VendorOptions,
-    initiators_for,
-    intend,
-    protocol_of,
-    read_initiator_ids,
-    redact_sdk_logs,
-    register_object_remover,
-    require_sdk,
-    run_prefix,
-)
+from iogate.arrays.rest_common import ApiCaller, Failure, protocol_of, redact_sdk_logs, require_sdk
+from iogate.arrays.vendor_base import FixedTargetOptions, OwnedVolume, VendorDriver, VendorSdk, register_vendor_remover
 from iogate.errors import ArrayError
-from iogate.lab import DeviceIdentity, Lab, QoS
+from iogate.lab import DeviceIdentity, QoS
 from iogate.ledger import Entry
-from iogate.run import Run
 
 DRIVER = "powerstore"
 PORT_TYPE = {"iscsi": "iSCSI", "nvme-tcp": "NVMe", "fc": "FC"}
 
 
-class PowerStoreOptions(VendorOptions):
+class PowerStoreOptions(FixedTargetOptions):
     os_type: Literal["Linux", "ESXi", "Windows", "AIX", "HP-UX", "Solaris"] = "Linux"
-    iscsi_portal: str | None = None  # address:port the hosts log in to
-    iscsi_target_iqn: str | None = None
-    nvme_traddr: str | None = None
-    nvme_trsvcid: str = "4420"
-    nvme_subsys_nqn: str | None = None
     # A policy with a replication rule: volumes created with it get a replication session to sync.
     protection_policy_id: str | None = None
     replication_timeout_s: float = Field(default=3600.0, gt=0)
@@ -143,57 +125,21 @@ def delete_object(api: ApiCaller, conn: Any, attrs: dict[str, Any]) -> str | Non
     return f"deleted {obj_type} {name} on PowerStore {api.options.management}"
 
 
-def _remove(options: dict[str, Any], attrs: dict[str, Any]) -> str | None:
-    parsed = PowerStoreOptions.model_validate(options)
-    conn = connect(parsed)
-    return delete_object(_caller(f"powerstore {parsed.management}", parsed, conn), conn, attrs)
+SDK = VendorSdk(connect=lambda options, array: connect(options), caller=_caller, delete=delete_object)
 
 
-register_object_remover(DRIVER, _remove)
-
-
-@dataclass
-class _Owned:
-    volume: Volume
-    id: str
-    entry: Entry
-    maps: list[Entry] = field(default_factory=list)
-    snapshots: dict[str, Entry] = field(default_factory=dict)
-
-
-class PowerStore:
+class PowerStore(VendorDriver):
     """ArrayDriver over a Dell PowerStore (see module docstring)."""
 
+    DRIVER: ClassVar[str] = DRIVER
+    sdk: ClassVar[VendorSdk] = SDK
     Options: ClassVar[type[BaseModel]] = PowerStoreOptions
-    serves_all_protocols: ClassVar[bool] = False
     capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.SNAPSHOT, Capability.REPLICATE})
-
-    def __init__(self, lab: Lab, run: Run) -> None:
-        self.lab = lab
-        self.run = run
-        self.options = PowerStoreOptions.model_validate(lab.array.options)
-        self.prefix = run_prefix(self.options, run.run_id)
-        self.capabilities = frozenset({Capability.SNAPSHOT})  # type: ignore[misc]  # setup() asks the array for more
-        self._conn: Any = None
-        self._api: ApiCaller | None = None
-        self._hosts: dict[tuple[str, str], tuple[str, Entry]] = {}
-        self._volumes: dict[str, _Owned] = {}
-        self._initiators: dict[str, dict[str, str]] = {}
-        self.version = ""
-
-    @property
-    def api(self) -> ApiCaller:
-        if self._api is None:
-            raise ArrayError(f"array {self.lab.array.name}: setup() has not run")
-        return self._api
-
-    def _journal(self, obj_type: str, name: str, **attrs: Any) -> Entry:
-        return intend(self.run.ledger, DRIVER, self.options, obj_type, name, prefix=self.prefix, **attrs)
+    capabilities_before_setup: ClassVar[frozenset[Capability]] = frozenset({Capability.SNAPSHOT})  # setup() asks for more
+    version = ""  # the array's release, from setup()
 
     # -- lifecycle ----------------------------------------------------------------
-    def setup(self) -> None:
-        self._conn = connect(self.options)
-        self._api = _caller(self.lab.array.name, self.options, self._conn)
+    def _discover(self) -> set[Capability]:
         self.version = str(
             self.api.call("GET /software_installed", "array", self._conn.provisioning.get_array_version, idempotent=True) or ""
         )
@@ -204,15 +150,7 @@ class PowerStore:
             # The array answers for the replication service; whether a volume has a session is checked at replicate().
             self.api.call("GET /replication_session", "array", lambda: self._conn.protection.get_replication_sessions(), idempotent=True)
             caps.add(Capability.REPLICATE)
-        self.capabilities = frozenset(caps)  # type: ignore[misc]
-        self._initiators = read_initiator_ids(self.lab)
-
-    def teardown(self) -> None:
-        for owned in list(self._volumes.values()):
-            self.delete_volume(owned.volume)
-        for _, entry in list(self._hosts.values()):
-            self._delete(entry)
-        self._hosts.clear()
+        return caps
 
     def facts(self) -> dict[str, str]:
         # Model and serial live under /appliance and /cluster, which the reference table does not list (see report).
@@ -223,35 +161,22 @@ class PowerStore:
             "array.management": self.options.management,
         }
 
-    def _delete(self, entry: Entry) -> None:
-        delete_object(self.api, self._conn, entry.attrs)
-        self.run.ledger.released(entry)
-
     # -- hosts ------------------------------------------------------------------------
-    def _host(self, lab_host: str, protocol: str, initiator: str) -> str:
-        key = (lab_host, protocol)
-        if key not in self._hosts:
-            name = f"{self.prefix}{lab_host}-{protocol}"[:128]
-            entry = self._journal("host", name)
-            initiators = [{"port_name": initiator, "port_type": PORT_TYPE[protocol]}]
-            made = self.api.call(
-                "POST /host", f"host {name}", lambda: self._conn.provisioning.create_host(name, self.options.os_type, initiators)
-            )
-            host_id = (made or {}).get("id") or _find(self.api, self._conn, "host", name)
-            if not host_id:
-                raise ArrayError(f"array {self.lab.array.name}: POST /host host {name}: the array returned no id")
-            self.run.ledger.created(entry, id=host_id)
-            self._hosts[key] = (host_id, entry)
-        return self._hosts[key][0]
+    def _make_host(self, lab_host: str, protocol: str, initiator: str) -> tuple[str, Entry]:
+        name = f"{self.prefix}{lab_host}-{protocol}"[:128]
+        entry = self._journal("host", name)
+        initiators = [{"port_name": initiator, "port_type": PORT_TYPE[protocol]}]
+        os_type = self.options.os_type
+        made = self.api.call("POST /host", f"host {name}", lambda: self._conn.provisioning.create_host(name, os_type, initiators))
+        host_id = (made or {}).get("id") or _find(self.api, self._conn, "host", name)
+        if not host_id:
+            raise ArrayError(f"array {self.lab.array.name}: POST /host host {name}: the array returned no id")
+        self.run.ledger.created(entry, id=host_id)
+        return host_id, entry
 
     # -- volumes ----------------------------------------------------------------------
     def create_volume(self, name: str, size_bytes: int, qos: QoS | None = None, export: str | None = None) -> Volume:
-        if qos is not None:
-            raise Unsupported(f"array driver {DRIVER} does not support {Capability.QOS.value}")
-        if name in self._volumes:
-            raise ArrayError(f"array {self.lab.array.name}: volume {name} exists already")
-        protocol = protocol_of(export, self.options)
-        hosts = initiators_for(protocol, self._initiators, self.lab.array.name)
+        protocol, hosts = self._new_volume(name, qos, export)
         array_name = f"{self.prefix}{name}"[:128]
         entry = self._journal("volume", array_name)
         policy = self.options.protection_policy_id
@@ -264,20 +189,21 @@ class PowerStore:
         if volume_id is None:
             raise ArrayError(f"array {self.lab.array.name}: POST /volume volume {array_name}: created, but GET /volume does not list it")
         self.run.ledger.created(entry, id=volume_id)
-        owned = _Owned(volume=Volume(name, size_bytes, DeviceIdentity(serial="pending")), id=volume_id, entry=entry)
+        owned = OwnedVolume(volume=Volume(name, size_bytes, DeviceIdentity(serial="pending")), id=volume_id, entry=entry)
         self._volumes[name] = owned
         lun = None
         for lab_host, initiator in hosts.items():
             host_id = self._host(lab_host, protocol, initiator)
             host_name = self._hosts[(lab_host, protocol)][1].attrs["name"]
-            mapping = self._journal("mapping", array_name, host=host_name)
-            owned.maps.append(mapping)
-            self.api.call(
+            self._map(
+                owned,
+                "mapping",
+                array_name,
                 "POST /volume/{id}/attach",
                 f"volume {array_name} host {host_name}",
                 lambda host_id=host_id: self._conn.provisioning.map_volume_to_host(volume_id, host_id),  # type: ignore[misc]
+                host=host_name,
             )
-            self.run.ledger.created(mapping)
         details = self.api.call(
             "GET /volume/{id}", f"volume {array_name}", lambda: self._conn.provisioning.get_volume_details(volume_id), idempotent=True
         )
@@ -287,38 +213,7 @@ class PowerStore:
         return owned.volume
 
     def _export(self, protocol: str, lun: int | None) -> dict[str, Any]:
-        options = self.options
-        if protocol == "iscsi":
-            if not (options.iscsi_portal and options.iscsi_target_iqn):
-                raise ArrayError(f"array {self.lab.array.name}: iSCSI needs iscsi_portal and iscsi_target_iqn in the lab's array options")
-            return {"kind": "iscsi", "portal": options.iscsi_portal, "target_iqn": options.iscsi_target_iqn, "lun": lun}
-        if protocol == "nvme-tcp":
-            if not (options.nvme_traddr and options.nvme_subsys_nqn):
-                raise ArrayError(f"array {self.lab.array.name}: NVMe/TCP needs nvme_traddr and nvme_subsys_nqn in the lab's array options")
-            return {
-                "kind": "nvme-tcp",
-                "traddr": options.nvme_traddr,
-                "trsvcid": options.nvme_trsvcid,
-                "subsys_nqn": options.nvme_subsys_nqn,
-            }
-        return {"kind": protocol}
-
-    def delete_volume(self, volume: Volume) -> None:
-        owned = self._owned(volume)
-        for entry in list(owned.snapshots.values()):
-            self._delete(entry)
-        for entry in owned.maps:
-            if entry.open:
-                self._delete(entry)
-        self._delete(owned.entry)
-        del self._volumes[volume.name]
-
-    def list_volumes(self) -> list[Volume]:
-        return [owned.volume for owned in self._volumes.values()]
-
-    def set_qos(self, volume: Volume, qos: QoS | None) -> None:
-        if qos is not None:
-            raise Unsupported(f"array driver {DRIVER} does not support {Capability.QOS.value}")
+        return self._fixed_export(protocol, lun) if protocol in ("iscsi", "nvme-tcp") else {"kind": protocol}
 
     # -- data services ------------------------------------------------------------------
     def snapshot_create(self, volume: Volume, name: str) -> Snapshot:
@@ -332,13 +227,6 @@ class PowerStore:
         snap_id = (made or {}).get("id") or _find(self.api, self._conn, "snapshot", snap)
         self.run.ledger.created(entry, id=snap_id)
         return Snapshot(name=name, volume=volume.name, export={"id": snap_id, "array_name": snap})
-
-    def snapshot_delete(self, snapshot: Snapshot) -> None:
-        owned = self._volumes.get(snapshot.volume)
-        entry = owned.snapshots.pop(snapshot.name, None) if owned else None
-        if entry is None:
-            raise ArrayError(f"array {self.lab.array.name}: no snapshot {snapshot.volume}@{snapshot.name} of this run")
-        self._delete(entry)
 
     def snapshot_restore(self, volume: Volume, snapshot: Snapshot) -> None:
         raise Unsupported(
@@ -401,10 +289,8 @@ class PowerStore:
         )
         return dict(found or {})
 
-    def _owned(self, volume: Volume) -> _Owned:
-        if volume.name not in self._volumes:
-            raise ArrayError(f"array {self.lab.array.name}: no volume {volume.name} of this run")
-        return self._volumes[volume.name]
+
+register_vendor_remover(PowerStore)
 
 
 def _identity(protocol: str, details: dict[str, Any], array: str, name: str) -> DeviceIdentity:

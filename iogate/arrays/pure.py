@@ -14,42 +14,24 @@ Written against FlashArray REST 2.56 (../shared/specs/pure-flasharray/FA2.56.spe
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
 from iogate.arrays.base import Capability, Snapshot, Unsupported, Volume
-from iogate.arrays.rest_common import (
-    ApiCaller,
-    Failure,
-    VendorOptions,
-    initiators_for,
-    intend,
-    protocol_of,
-    read_initiator_ids,
-    redact_sdk_logs,
-    register_object_remover,
-    require_sdk,
-    run_prefix,
-)
+from iogate.arrays.rest_common import ApiCaller, Failure, redact_sdk_logs, require_sdk
+from iogate.arrays.vendor_base import FixedTargetOptions, OwnedVolume, VendorDriver, VendorSdk, register_vendor_remover
 from iogate.errors import ArrayError
-from iogate.lab import DeviceIdentity, Lab, QoS
+from iogate.lab import DeviceIdentity, QoS
 from iogate.ledger import Entry
-from iogate.run import Run
 
 DRIVER = "pure"
 API_VERSION = "2.56"
 PURE_NAA = "624a9370"  # NAA 6 + Pure's IEEE company id 24a937
 
 
-class PureOptions(VendorOptions):
+class PureOptions(FixedTargetOptions):
     username: str = "pureuser"  # the token's user (the API token alone authenticates)
-    iscsi_portal: str | None = None
-    iscsi_target_iqn: str | None = None
-    nvme_traddr: str | None = None
-    nvme_trsvcid: str = "4420"
-    nvme_subsys_nqn: str | None = None
     # An existing protection group with a replication target: replicate() adds the volume and replicates now.
     protection_group: str | None = None
     replication_timeout_s: float = Field(default=3600.0, gt=0)
@@ -221,65 +203,21 @@ def delete_object(api: ApiCaller, client: Any, attrs: dict[str, Any]) -> str | N
     return f"eradicated {obj_type} {name}"
 
 
-def _remove(options: dict[str, Any], attrs: dict[str, Any]) -> str | None:
-    parsed = PureOptions.model_validate(options)
-    array = f"pure {parsed.management}"
-    client = _connect_checked(parsed, array)
-    return delete_object(_caller(array, parsed, client), client, attrs)
+SDK = VendorSdk(connect=lambda options, array: _connect_checked(options, array), caller=_caller, delete=delete_object)
 
 
-register_object_remover(DRIVER, _remove)
+class Pure(VendorDriver):
+    """ArrayDriver over a Pure Storage FlashArray (see module docstring); `_conn` is the SDK's client."""
 
-
-@dataclass
-class _Owned:
-    volume: Volume
-    entry: Entry
-    serial: str
-    connections: list[Entry] = field(default_factory=list)
-    snapshots: dict[str, Entry] = field(default_factory=dict)
-    replication: list[Entry] = field(default_factory=list)
-
-
-class Pure:
-    """ArrayDriver over a Pure Storage FlashArray (see module docstring)."""
-
+    DRIVER: ClassVar[str] = DRIVER
+    sdk: ClassVar[VendorSdk] = SDK
     Options: ClassVar[type[BaseModel]] = PureOptions
-    serves_all_protocols: ClassVar[bool] = False
-    capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.SNAPSHOT, Capability.REPLICATE})
-
-    def __init__(self, lab: Lab, run: Run) -> None:
-        self.lab = lab
-        self.run = run
-        self.options = PureOptions.model_validate(lab.array.options)
-        self.prefix = run_prefix(self.options, run.run_id)
-        self.capabilities = frozenset()  # type: ignore[misc]  # setup() asks the array
-        self._client: Any = None
-        self._api: ApiCaller | None = None
-        self._hosts: dict[tuple[str, str], Entry] = {}
-        self._volumes: dict[str, _Owned] = {}
-        self._initiators: dict[str, dict[str, str]] = {}
-        self._facts: dict[str, str] = {}
-
-    @property
-    def api(self) -> ApiCaller:
-        if self._api is None:
-            raise ArrayError(f"array {self.lab.array.name}: setup() has not run")
-        return self._api
-
-    def _journal(self, obj_type: str, name: str, **attrs: Any) -> Entry:
-        return intend(self.run.ledger, DRIVER, self.options, obj_type, name, prefix=self.prefix, **attrs)
-
-    def _delete(self, entry: Entry) -> None:
-        delete_object(self.api, self._client, entry.attrs)
-        self.run.ledger.released(entry)
+    capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.SNAPSHOT, Capability.REPLICATE, Capability.METRICS})
 
     # -- lifecycle --------------------------------------------------------------------
-    def setup(self) -> None:
-        self._client = _connect_checked(self.options, self.lab.array.name)
-        self._api = _caller(self.lab.array.name, self.options, self._client)
-        (array,) = self.api.call("GET /arrays", "array", lambda: checked(self._client.get_arrays()), idempotent=True) or [None]
-        controllers = self.api.call("GET /controllers", "array", lambda: checked(self._client.get_controllers()), idempotent=True)
+    def _discover(self) -> set[Capability]:
+        (array,) = self.api.call("GET /arrays", "array", lambda: checked(self._conn.get_arrays()), idempotent=True) or [None]
+        controllers = self.api.call("GET /controllers", "array", lambda: checked(self._conn.get_controllers()), idempotent=True)
         models = sorted({str(getattr(c, "model", "") or "") for c in controllers} - {""})
         self._facts = {
             "array.driver": DRIVER,
@@ -289,115 +227,73 @@ class Pure:
             "array.id": str(getattr(array, "id", "") or ""),
             "array.name": str(getattr(array, "name", "") or ""),
         }
-        caps = {Capability.SNAPSHOT}
+        caps = {Capability.SNAPSHOT, Capability.METRICS}
         if self.options.protection_group:
             group = self.options.protection_group
             found = self.api.call(
                 "GET /protection-groups",
                 f"protection group {group}",
-                lambda: checked(self._client.get_protection_groups(names=[group])),
+                lambda: checked(self._conn.get_protection_groups(names=[group])),
                 idempotent=True,
             )
             connections = self.api.call(
-                "GET /array-connections", "array", lambda: checked(self._client.get_array_connections()), idempotent=True
+                "GET /array-connections", "array", lambda: checked(self._conn.get_array_connections()), idempotent=True
             )
             connected = [c for c in connections if getattr(c, "status", None) == "connected"]
             if found and (getattr(found[0], "target_count", 0) or 0) > 0 and connected:
                 caps.add(Capability.REPLICATE)
-        self.capabilities = frozenset(caps)  # type: ignore[misc]
-        self._initiators = read_initiator_ids(self.lab)
+        return caps
 
     def _chassis_serial(self) -> str:
-        chassis = self.api.call("GET /hardware", "array", lambda: checked(self._client.get_hardware(names=["CH0"])), idempotent=True)
+        chassis = self.api.call("GET /hardware", "array", lambda: checked(self._conn.get_hardware(names=["CH0"])), idempotent=True)
         return str(getattr(chassis[0], "serial", "") or "") if chassis else ""
 
-    def teardown(self) -> None:
-        for owned in list(self._volumes.values()):
-            self.delete_volume(owned.volume)
-        for entry in list(self._hosts.values()):
-            self._delete(entry)
-        self._hosts.clear()
-
-    def facts(self) -> dict[str, str]:
-        return dict(self._facts)
-
     # -- hosts ------------------------------------------------------------------------
-    def _host(self, lab_host: str, protocol: str, initiator: str) -> str:
+    def _make_host(self, lab_host: str, protocol: str, initiator: str) -> tuple[str, Entry]:
         from pypureclient import flasharray
 
-        key = (lab_host, protocol)
-        if key not in self._hosts:
-            name = f"{self.prefix}{lab_host}-{protocol.replace('-', '')}"[:63]
-            entry = self._journal("host", name)
-            body = flasharray.HostPost(iqns=[initiator]) if protocol == "iscsi" else flasharray.HostPost(nqns=[initiator])
-            self.api.call("POST /hosts", f"host {name}", lambda: checked(self._client.post_hosts(names=[name], host=body)))
-            self.run.ledger.created(entry)
-            self._hosts[key] = entry
-        return str(self._hosts[key].attrs["name"])
+        name = f"{self.prefix}{lab_host}-{protocol.replace('-', '')}"[:63]
+        entry = self._journal("host", name)
+        body = flasharray.HostPost(iqns=[initiator]) if protocol == "iscsi" else flasharray.HostPost(nqns=[initiator])
+        self.api.call("POST /hosts", f"host {name}", lambda: checked(self._conn.post_hosts(names=[name], host=body)))
+        self.run.ledger.created(entry)
+        return name, entry
 
     # -- volumes ----------------------------------------------------------------------
     def create_volume(self, name: str, size_bytes: int, qos: QoS | None = None, export: str | None = None) -> Volume:
         from pypureclient import flasharray
 
-        if qos is not None:
-            raise Unsupported(f"array driver {DRIVER} does not support {Capability.QOS.value}")
-        if name in self._volumes:
-            raise ArrayError(f"array {self.lab.array.name}: volume {name} exists already")
-        protocol = protocol_of(export, self.options)
-        hosts = initiators_for(protocol, self._initiators, self.lab.array.name)
+        protocol, hosts = self._new_volume(name, qos, export)
         array_name = f"{self.prefix}{name}"[:63]
         entry = self._journal("volume", array_name)
         made = self.api.call(
             "POST /volumes",
             f"volume {array_name}",
-            lambda: checked(self._client.post_volumes(names=[array_name], volume=flasharray.VolumePost(provisioned=size_bytes))),
+            lambda: checked(self._conn.post_volumes(names=[array_name], volume=flasharray.VolumePost(provisioned=size_bytes))),
         )
         serial = str(getattr(made[0], "serial", "") or "") if made else ""
         if len(serial) != 24:
             raise ArrayError(f"array {self.lab.array.name}: POST /volumes volume {array_name}: serial {serial!r} is not 24 hex digits")
         self.run.ledger.created(entry, serial=serial)
-        owned = _Owned(volume=Volume(name, size_bytes, DeviceIdentity(serial=serial)), entry=entry, serial=serial)
+        owned = OwnedVolume(volume=Volume(name, size_bytes, DeviceIdentity(serial=serial)), entry=entry)
         self._volumes[name] = owned
         lun = None
         for lab_host, initiator in hosts.items():
             host = self._host(lab_host, protocol, initiator)
-            connection = self._journal("connection", array_name, host=host)
-            owned.connections.append(connection)
-            done = self.api.call(
+            done = self._map(
+                owned,
+                "connection",
+                array_name,
                 "POST /connections",
                 f"volume {array_name} host {host}",
-                lambda host=host: checked(self._client.post_connections(host_names=[host], volume_names=[array_name])),
-            )  # type: ignore[misc]
+                lambda host=host: checked(self._conn.post_connections(host_names=[host], volume_names=[array_name])),  # type: ignore[misc]
+                host=host,
+            )
             lun = getattr(done[0], "lun", None) if done else None
-            self.run.ledger.created(connection)
         identity = DeviceIdentity(wwn=wwn_of_serial(serial)) if protocol == "iscsi" else DeviceIdentity(nguid=nguid_of_serial(serial))
-        owned.volume = Volume(name=name, size_bytes=size_bytes, identity=identity, export=self._export(protocol, lun))
+        owned.volume = Volume(name=name, size_bytes=size_bytes, identity=identity, export=self._fixed_export(protocol, lun))
         return owned.volume
 
-    def _export(self, protocol: str, lun: int | None) -> dict[str, Any]:
-        options = self.options
-        if protocol == "iscsi":
-            if not (options.iscsi_portal and options.iscsi_target_iqn):
-                raise ArrayError(f"array {self.lab.array.name}: iSCSI needs iscsi_portal and iscsi_target_iqn in the lab's array options")
-            return {"kind": "iscsi", "portal": options.iscsi_portal, "target_iqn": options.iscsi_target_iqn, "lun": lun}
-        if not (options.nvme_traddr and options.nvme_subsys_nqn):
-            raise ArrayError(f"array {self.lab.array.name}: NVMe/TCP needs nvme_traddr and nvme_subsys_nqn in the lab's array options")
-        return {"kind": "nvme-tcp", "traddr": options.nvme_traddr, "trsvcid": options.nvme_trsvcid, "subsys_nqn": options.nvme_subsys_nqn}
-
-    def delete_volume(self, volume: Volume) -> None:
-        owned = self._owned(volume)
-        for entry in [*owned.replication[::-1], *owned.snapshots.values(), *owned.connections]:
-            if entry.open:
-                self._delete(entry)
-        self._delete(owned.entry)
-        del self._volumes[volume.name]
-
-    def list_volumes(self) -> list[Volume]:
-        return [owned.volume for owned in self._volumes.values()]
-
-    def set_qos(self, volume: Volume, qos: QoS | None) -> None:
-        if qos is not None:
-            raise Unsupported(f"array driver {DRIVER} does not support {Capability.QOS.value}")
 
     # -- data services ------------------------------------------------------------------
     def snapshot_create(self, volume: Volume, name: str) -> Snapshot:
@@ -413,18 +309,11 @@ class Pure:
             "POST /volume-snapshots",
             f"snapshot {snap}",
             lambda: checked(
-                self._client.post_volume_snapshots(source_names=[volume_name], volume_snapshot=flasharray.VolumeSnapshotPost(suffix=suffix))
+                self._conn.post_volume_snapshots(source_names=[volume_name], volume_snapshot=flasharray.VolumeSnapshotPost(suffix=suffix))
             ),
         )
         self.run.ledger.created(entry)
         return Snapshot(name=name, volume=volume.name, export={"array_name": snap})
-
-    def snapshot_delete(self, snapshot: Snapshot) -> None:
-        owned = self._volumes.get(snapshot.volume)
-        entry = owned.snapshots.pop(snapshot.name, None) if owned else None
-        if entry is None:
-            raise ArrayError(f"array {self.lab.array.name}: no snapshot {snapshot.volume}@{snapshot.name} of this run")
-        self._delete(entry)
 
     def snapshot_restore(self, volume: Volume, snapshot: Snapshot) -> None:
         raise Unsupported(f"array driver {DRIVER}: restore (POST /volumes?overwrite=true from a snapshot) is not implemented yet")
@@ -448,7 +337,7 @@ class Pure:
             self.api.call(
                 "POST /protection-groups/volumes",
                 f"volume {volume_name} group {group}",
-                lambda: checked(self._client.post_protection_groups_volumes(group_names=[group], member_names=[volume_name])),
+                lambda: checked(self._conn.post_protection_groups_volumes(group_names=[group], member_names=[volume_name])),
             )
             self.run.ledger.created(member)
         suffix = f"{self.prefix.rstrip('-')}-{len(owned.replication)}"
@@ -460,7 +349,7 @@ class Pure:
             "POST /protection-group-snapshots",
             f"protection group {group}",
             lambda: checked(
-                self._client.post_protection_group_snapshots(
+                self._conn.post_protection_group_snapshots(
                     source_names=[group],
                     replicate_now=True,
                     protection_group_snapshot=flasharray.ProtectionGroupSnapshotPost(suffix=suffix),
@@ -472,7 +361,7 @@ class Pure:
             transfer = self.api.call(
                 "GET /protection-group-snapshots/transfer",
                 f"snapshot {snap}",
-                lambda: checked(self._client.get_protection_group_snapshots_transfer(names=[snap])),
+                lambda: checked(self._conn.get_protection_group_snapshots_transfer(names=[snap])),
                 idempotent=True,
             )
             done = [t for t in transfer if getattr(t, "completed", None) or (getattr(t, "progress", 0) or 0) >= 1.0]
@@ -503,7 +392,7 @@ class Pure:
         items = self.api.call(
             "GET /volumes/performance",
             f"volume {name}",
-            lambda: checked(self._client.get_volumes_performance(names=[name], **window)),
+            lambda: checked(self._conn.get_volumes_performance(names=[name], **window)),
             idempotent=True,
         )
         return [
@@ -517,7 +406,5 @@ class Pure:
             for item in items
         ]
 
-    def _owned(self, volume: Volume) -> _Owned:
-        if volume.name not in self._volumes:
-            raise ArrayError(f"array {self.lab.array.name}: no volume {volume.name} of this run")
-        return self._volumes[volume.name]
+
+register_vendor_remover(Pure)

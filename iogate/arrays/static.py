@@ -41,7 +41,7 @@ import requests
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from iogate import secrets
-from iogate.arrays.base import Capability, Snapshot, Unsupported, Volume
+from iogate.arrays.base import Capability, Snapshot, Unsupported, Volume, unsupported
 from iogate.errors import ArrayError
 from iogate.lab import DeviceIdentity, Lab, QoS
 from iogate.run import Run
@@ -152,6 +152,9 @@ class StaticArray:
     def setup(self) -> None:
         """Nothing to prepare: the volumes exist already."""
 
+    def settle(self) -> None:
+        """Nothing to wait for: a hook returns when its action is done."""
+
     def teardown(self) -> None:
         self._handed_out.clear()
 
@@ -226,6 +229,9 @@ class StaticArray:
     def mirror_detach(self, volume: Volume) -> None:
         if "mirror_detach" in self.options.hooks:
             self._hook("mirror_detach", volume)
+
+    def volume_metrics(self, volume: Volume) -> list[dict[str, Any]]:
+        raise unsupported("static", Capability.METRICS)
 
     # -- hooks -----------------------------------------------------------------------------------
     def _volume(self, name: str) -> Volume:

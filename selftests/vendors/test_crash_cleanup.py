@@ -31,7 +31,7 @@ CHILD = textwrap.dedent(
     import importlib
     driver, cls, options, initiators, workdir = json.loads(sys.argv[1])
     module = importlib.import_module(f"iogate.arrays.{driver}")
-    module.read_initiator_ids = lambda lab: initiators
+    importlib.import_module("iogate.arrays.vendor_base").read_initiator_ids = lambda lab: initiators  # the drivers read them there
     lab = Lab(name="crash", array=ArrayConfig(name="crash", driver=driver, options=options),
               hosts=[HostConfig(name="h1")], protocols=[ProtocolConfig(name="iscsi", connector="iscsi")], workdir=workdir)
     run = Run.start(workdir, "crash")

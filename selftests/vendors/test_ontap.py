@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from iogate.arrays import ontap
+from iogate.arrays import ontap, vendor_base
 from iogate.arrays.base import Capability, Unsupported
 from iogate.errors import ArrayError
 from iogate.run import Run
@@ -66,7 +66,7 @@ def options(server: ContractServer, **extra: Any) -> dict[str, Any]:
 
 
 def make_driver(tmp_path: Path, server: ContractServer, run: Run, monkeypatch: pytest.MonkeyPatch, **extra: Any) -> ontap.Ontap:
-    monkeypatch.setattr(ontap, "read_initiator_ids", lambda lab: INITIATORS)
+    monkeypatch.setattr(vendor_base, "read_initiator_ids", lambda lab: INITIATORS)
     drv = ontap.Ontap(make_lab(tmp_path, "ontap", options(server, **extra)), run)
     drv.setup()
     return drv
@@ -83,7 +83,7 @@ def test_wwn_of_a_lun_serial_is_netapp_naa() -> None:
 
 
 def test_capabilities_come_from_the_licences(driver: ontap.Ontap, array: FakeOntap) -> None:
-    assert driver.capabilities == {Capability.SNAPSHOT, Capability.REPLICATE, Capability.DEDUPE}
+    assert driver.capabilities == {Capability.SNAPSHOT, Capability.REPLICATE, Capability.DEDUPE, Capability.METRICS}
     facts = driver.facts()
     assert facts["array.firmware"] == "NetApp Release 9.8.0" and facts["array.serial"] == "721900001, 721900002"
     assert facts["array.model"] == "NetApp AFF-A400 (cluster cluster1, 2 nodes)"
@@ -170,10 +170,10 @@ def test_no_snapmirror_licence_no_replicate(
 ) -> None:
     array.licences.remove("snapmirror")
     array.flexvol["efficiency"]["dedupe"] = "none"
-    monkeypatch.setattr(ontap, "read_initiator_ids", lambda lab: INITIATORS)
+    monkeypatch.setattr(vendor_base, "read_initiator_ids", lambda lab: INITIATORS)
     drv = ontap.Ontap(make_lab(tmp_path, "ontap", options(server)), run)
     drv.setup()
-    assert drv.capabilities == {Capability.SNAPSHOT}
+    assert drv.capabilities == {Capability.SNAPSHOT, Capability.METRICS}
 
 
 def test_a_cluster_without_the_efficiency_scanner_offers_no_dedupe(

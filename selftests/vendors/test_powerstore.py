@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from iogate.arrays import powerstore
+from iogate.arrays import powerstore, vendor_base
 from iogate.arrays.base import Capability
 from iogate.errors import ArrayError
 from iogate.ledger import Ledger
@@ -58,7 +58,7 @@ def options(server: ContractServer, **extra: Any) -> dict[str, Any]:
 
 
 def make_driver(tmp_path: Path, server: ContractServer, run: Run, monkeypatch: pytest.MonkeyPatch, **extra: Any) -> powerstore.PowerStore:
-    monkeypatch.setattr(powerstore, "read_initiator_ids", lambda lab: INITIATORS)
+    monkeypatch.setattr(vendor_base, "read_initiator_ids", lambda lab: INITIATORS)
     drv = powerstore.PowerStore(make_lab(tmp_path, "powerstore", options(server, protection_policy_id=POLICY, **extra)), run)
     drv.setup()
     return drv
@@ -106,7 +106,7 @@ def test_snapshot_and_replication_sync(driver: powerstore.PowerStore, array: Fak
 def test_replicate_is_not_offered_without_a_protection_policy(
     tmp_path: Path, server: ContractServer, run: Run, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(powerstore, "read_initiator_ids", lambda lab: INITIATORS)
+    monkeypatch.setattr(vendor_base, "read_initiator_ids", lambda lab: INITIATORS)
     drv = powerstore.PowerStore(make_lab(tmp_path, "powerstore", options(server)), run)
     drv.setup()
     assert drv.capabilities == frozenset({Capability.SNAPSHOT})

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from iogate.arrays import pure
+from iogate.arrays import pure, vendor_base
 from iogate.arrays.base import Capability
 from iogate.errors import ArrayError
 from iogate.resources import release_all
@@ -57,7 +57,7 @@ def options(server: ContractServer, **extra: Any) -> dict[str, Any]:
 
 
 def make_driver(tmp_path: Path, server: ContractServer, run: Run, monkeypatch: pytest.MonkeyPatch, **extra: Any) -> pure.Pure:
-    monkeypatch.setattr(pure, "read_initiator_ids", lambda lab: INITIATORS)
+    monkeypatch.setattr(vendor_base, "read_initiator_ids", lambda lab: INITIATORS)
     drv = pure.Pure(make_lab(tmp_path, "pure", options(server, **extra)), run)
     drv.setup()
     return drv
@@ -76,7 +76,7 @@ def test_identity_from_the_serial_follows_pures_documented_shape() -> None:
 
 def test_facts_and_capabilities_come_from_the_array(driver: pure.Pure) -> None:
     assert driver.facts()["array.model"] == "Pure Storage FA-X70R4" and driver.facts()["array.firmware"] == "Purity//FA 6.7.1"
-    assert driver.capabilities == {Capability.SNAPSHOT, Capability.REPLICATE}
+    assert driver.capabilities == {Capability.SNAPSHOT, Capability.REPLICATE, Capability.METRICS}
     assert driver.facts()["array.serial"] == "PCHFL2110000A"
 
 
@@ -116,10 +116,10 @@ def test_no_connected_target_no_replicate(
     tmp_path: Path, server: ContractServer, array: FakePure, run: Run, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     array.array_connections[0]["status"] = "disconnected"
-    monkeypatch.setattr(pure, "read_initiator_ids", lambda lab: INITIATORS)
+    monkeypatch.setattr(vendor_base, "read_initiator_ids", lambda lab: INITIATORS)
     drv = pure.Pure(make_lab(tmp_path, "pure", options(server)), run)
     drv.setup()
-    assert drv.capabilities == {Capability.SNAPSHOT}
+    assert drv.capabilities == {Capability.SNAPSHOT, Capability.METRICS}
 
 
 def test_a_write_is_not_retried_and_the_half_done_volume_is_cleaned_up(
