@@ -13,7 +13,7 @@ from iogate.errors import IOGateError
 DELEGATED = {
     "percentiles": "iogate.metrics.percentiles_cli:main",
     "report": "iogate.report:main",
-    "lab": "iogate.lab_cli:main",
+    "lab": "iogate.lab.cli:main",
     "labvm": "iogate.labvm.cli:main",
     "export": "iogate.results.cli:main",
     "vdbench-parse": "iogate.engines.vdbench.cli:main",

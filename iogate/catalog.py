@@ -35,9 +35,9 @@ from iogate.arrays.base import Volume
 from iogate.engines.workload import JobSpec, WorkloadSpec
 from iogate.errors import LabFileError
 from iogate.hosts.connectors.base import Connection
-from iogate.profiles import Profile
+from iogate.lab.profiles import Profile
+from iogate.lab.yamlfile import load_model
 from iogate.units import format_size, parse_size_bytes
-from iogate.yamlfile import load_model
 
 WORKLOADS_DIR = Path(__file__).resolve().parent.parent / "workloads"
 # VM regions start on this boundary so every block size of the catalogs stays aligned.

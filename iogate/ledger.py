@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from iogate.errors import LedgerError
-from iogate.secrets import redact
+from iogate.lab.secrets import redact
 
 LEDGER_NAME = "ledger.jsonl"
 

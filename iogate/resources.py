@@ -195,7 +195,7 @@ def release(ledger: Ledger, entries: list[Entry]) -> list[str]:
 
 def cleanup(workdir: Path, *, include_live: bool = False) -> list[str]:
     """Release what dead runs under workdir left behind; skip runs still alive."""
-    from iogate import registry  # noqa: F401  (its modules register removers of their kinds)
+    from iogate.lab import registry  # noqa: F401  (its modules register removers of their kinds)
 
     report: list[str] = []
     for path in sorted((workdir / "runs").glob("*/ledger.jsonl")):
@@ -231,7 +231,7 @@ def heal(workdir: Path | str) -> HealReport:
     in the ledger say so); a run whose controller lives, or that another host opened, is never
     touched. Called at every session start so a SIGKILLed session does not leave the next one
     running beside its loop devices, mounts, fio processes and cgroups."""
-    from iogate import registry  # noqa: F401  (its modules register removers of their kinds)
+    from iogate.lab import registry  # noqa: F401  (its modules register removers of their kinds)
 
     report = HealReport()
     for path in sorted((Path(workdir) / "runs").glob("*/ledger.jsonl")):

@@ -15,7 +15,7 @@ from iogate.hosts.connectors.base import Connection
 from iogate.hosts.guard import Guard
 from iogate.hosts.initiator import Initiator
 from iogate.lab import Lab, load_lab
-from iogate.registry import connector_class
+from iogate.lab.registry import connector_class
 from iogate.run import Run
 
 REPO = Path(__file__).resolve().parents[1]

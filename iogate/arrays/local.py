@@ -77,7 +77,7 @@ class LocalArray:
     def lab_problems(cls, lab: Lab, options: LocalOptions) -> list[tuple[tuple[str | int, ...], str]]:
         """The lab's volumes must fit the pool (unless it says overcommit) and the pool image must be a
         file the workdir's file system can hold; both as lab errors, before anything is made."""
-        from iogate.lab_checks import human_size, nearest_existing
+        from iogate.lab.checks import human_size, nearest_existing
 
         problems: list[tuple[tuple[str | int, ...], str]] = []
         pool_bytes = parse_size_bytes(options.pool_size)

@@ -13,7 +13,6 @@ from collections.abc import Iterator
 
 import pytest
 
-from iogate import registry
 from iogate.arrays.base import Volume
 from iogate.arrays.linux_target import LinuxTarget
 from iogate.engines.base import LoadControl
@@ -23,7 +22,7 @@ from iogate.events import Event, EventSchedule
 from iogate.hosts.connectors.base import Connection
 from iogate.hosts.guard import Guard
 from iogate.hosts.initiator import Initiator
-from iogate.lab import Lab
+from iogate.lab import Lab, registry
 from iogate.run import Run
 
 pytestmark = pytest.mark.labvm

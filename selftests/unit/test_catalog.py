@@ -23,7 +23,7 @@ from iogate.engines.workload import JobSpec, rate_split
 from iogate.errors import LabFileError
 from iogate.hosts.connectors.base import Connection
 from iogate.lab import DeviceIdentity
-from iogate.profiles import PROFILES, resolve_profile
+from iogate.lab.profiles import PROFILES, resolve_profile
 from iogate.units import parse_size_bytes
 
 TILE = load_tiles().tile

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from iogate.yamlfile import load_model
+from iogate.lab.yamlfile import load_model
 
 
 @dataclass(frozen=True)
