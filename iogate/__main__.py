@@ -22,7 +22,7 @@ DELEGATED = {
 
 def _cleanup(argv: list[str]) -> int:
     from iogate.lab import load_lab
-    from iogate.resources import cleanup
+    from iogate.run.resources import cleanup
 
     parser = argparse.ArgumentParser(prog="python -m iogate cleanup", description="Remove what killed or crashed runs left behind.")
     parser.add_argument("--lab", help="lab file whose workdir to clean (default: labs/local.yaml)")

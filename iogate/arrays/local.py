@@ -23,9 +23,9 @@ from iogate import shell
 from iogate.arrays.base import Capability, Snapshot, Volume, unsupported
 from iogate.errors import ArrayError
 from iogate.lab import DeviceIdentity, Lab, QoS
-from iogate.ledger import Entry
-from iogate.resources import release
 from iogate.run import Run
+from iogate.run.ledger import Entry
+from iogate.run.resources import release
 from iogate.units import parse_size_bytes
 
 BLKIO_ROOT = Path("/sys/fs/cgroup/blkio")

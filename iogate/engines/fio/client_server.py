@@ -45,8 +45,8 @@ from iogate.hosts.preflight import fio_server_address
 from iogate.metrics.histogram import Histogram
 from iogate.metrics.merge import merge_directions
 from iogate.metrics.types import Dir, Direction, JobResult, JobSpan, RunResult, Series
-from iogate.resources import release
 from iogate.run import Run
+from iogate.run.resources import release
 
 FIO_SERVER_PORT = 8765
 AGGREGATE_JOB = "All clients"

@@ -19,7 +19,7 @@ from typing import Any
 
 from iogate import shell
 from iogate.errors import IOGateError
-from iogate.ledger import Entry, Ledger, owner_alive, owner_state, process_start_ticks
+from iogate.run.ledger import Entry, Ledger, owner_alive, owner_state, process_start_ticks
 
 Remover = Callable[[dict[str, Any]], str | None]
 

@@ -27,7 +27,7 @@ LEDGER_NAME = "ledger.jsonl"
 
 @dataclass
 class Entry:
-    """One resource: its kind (see iogate.resources) and what identifies it."""
+    """One resource: its kind (see iogate.run.resources) and what identifies it."""
 
     id: int
     kind: str
