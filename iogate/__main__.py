@@ -14,7 +14,7 @@ DELEGATED = {
     "percentiles": "iogate.metrics.percentiles_cli:main",
     "report": "iogate.report:main",
     "lab": "iogate.lab.cli:main",
-    "labvm": "iogate.labvm.cli:main",
+    "labvm": "iogate.labs.labvm.cli:main",
     "export": "iogate.results.cli:main",
     "vdbench-parse": "iogate.engines.vdbench.cli:main",
 }

@@ -123,7 +123,7 @@ class Lab(Strict):
     workdir: str = "/var/tmp/iogate"
     datapath_limit_bytes_per_s: int | None = None
     # Machines the suite itself brings up for a session when they are not up yet:
-    # "netns" (namespace hosts, iogate.netns) or "labvm" (the qemu lab VM); none for a real lab.
+    # "netns" (namespace hosts, iogate.labs.netns) or "labvm" (the qemu lab VM); none for a real lab.
     bring_up: Literal["netns", "labvm"] | None = None
     tiles: int | None = Field(default=None, ge=1)  # Hitachi VM tiles to lay out (default: per run profile)
     # Multiplies the fixed per-VM IOPS rates of the event tests (dedupe-during-load VMs, verify

@@ -142,9 +142,9 @@ REMOVERS: dict[str, Remover] = {
 # Kinds whose remover lives in the module that creates them; release() imports it on
 # demand, so `cleanup` in a fresh process knows every kind a ledger may hold.
 REMOVER_MODULES: dict[str, str] = {
-    "netns": "iogate.netns",
-    "veth": "iogate.netns",
-    "remote": "iogate.labvm.remote",
+    "netns": "iogate.labs.netns",
+    "veth": "iogate.labs.netns",
+    "remote": "iogate.labs.labvm.remote",
     "vendor_object": "iogate.arrays.rest_common",
 }
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from iogate.arrays.linux_target import CFS, LinuxTarget
 from iogate.lab import Lab
-from iogate.labvm import remote
+from iogate.labs.labvm import remote
 from iogate.run import Run
 from iogate.run.ledger import Entry
 from iogate.run.resources import release

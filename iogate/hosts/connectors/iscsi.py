@@ -18,7 +18,7 @@ from iogate.hosts.connectors import scan
 from iogate.hosts.connectors.base import Connection, JournalledConnector
 from iogate.hosts.initiator import Initiator
 from iogate.lab.secrets import resolve
-from iogate.labvm import remote
+from iogate.labs.labvm import remote
 
 
 class IscsiOptions(BaseModel):

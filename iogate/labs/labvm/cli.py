@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 from iogate.errors import IOGateError
-from iogate.labvm import image as image_mod
-from iogate.labvm import vm as vm_mod
+from iogate.labs.labvm import image as image_mod
+from iogate.labs.labvm import vm as vm_mod
 from iogate.run import Run
 from iogate.run.ledger import Ledger
 from iogate.run.resources import release_all

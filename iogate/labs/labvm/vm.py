@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from iogate.labvm.image import Image, LabVMError
+from iogate.labs.labvm.image import Image, LabVMError
 from iogate.run import Run
 from iogate.run.ledger import Entry
 from iogate.run.resources import release
