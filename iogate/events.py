@@ -201,7 +201,7 @@ class Timeline:
         )
 
     def spans(self) -> list[tuple[str, int, int]]:
-        """(label, start_ms, end_ms) per record: what iogate.charts.timeline_png marks."""
+        """(label, start_ms, end_ms) per record: what iogate.report.charts.timeline_png marks."""
         return [(r.label, r.start_ms, r.end_ms) for r in self.records]
 
     def to_json(self, result: RunResult | None = None) -> str:

@@ -25,7 +25,7 @@ from criteria.points import SweepPoint
 from fixtures.suite import attach_table
 from iogate.catalog import load_iogen
 from iogate.engines.workload import JobSpec, RunPlan
-from iogate.hostcpu import host_cpu, mean_pct_per_kiops
+from iogate.metrics.hostcpu import host_cpu, mean_pct_per_kiops
 from iogate.metrics.resample import judged_series
 
 IOGEN = load_iogen().iogen

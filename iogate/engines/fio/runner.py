@@ -57,7 +57,7 @@ class HostOutcome:
 
 
 class StatusObserver(Protocol):
-    """Receives fio's live status output (e.g. iogate.progress.Progress)."""
+    """Receives fio's live status output (e.g. iogate.report.progress.Progress)."""
 
     def feed_fio(self, chunk: str) -> object: ...
 
