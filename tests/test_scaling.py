@@ -31,8 +31,8 @@ import allure
 import pytest
 
 from fixtures.scaling import DATAPATH, attach_step_tables, datapath_verdict, host_targets, stepping_verdicts
-from iogate import scaling
 from iogate.engines.workload import WorkloadSpec
+from iogate.procedures import scaling
 from plugins.options import CONFIG_KEY
 
 # The VAST-style schedule, one workload per line (runtime and ramp come from the run profile).
