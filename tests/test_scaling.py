@@ -11,7 +11,7 @@ Then the aggregate of all clients is set against the data path's theoretical
 limit (the minimum of all links): 117.7 of 120 GB/s = 98 %.
 
 Here every schedule line steps through the lab's hosts (constant: h1, h2 ...
-alone; incremental: 2, 4 ... N, see iogate/scaling.py), each host driving its
+alone; incremental: 2, 4 ... N, see iogate/procedures/scaling.py), each host driving its
 round-robin share of the lab's prefilled volumes. Verdicts (criteria spec,
 family `scaling`): no host more than X % below the median of the hosts alone,
 the name of any slow host in the failure; aggregate of every incremental step

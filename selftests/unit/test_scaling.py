@@ -1,4 +1,4 @@
-"""Client stepping logic (iogate/scaling.py) and its verdicts (fixtures/scaling.py), on synthetic runs.
+"""Client stepping logic (iogate/procedures/scaling.py) and its verdicts (fixtures/scaling.py), on synthetic runs.
 
 Every verdict is shown passing on data where it must pass and failing where it
 must fail; the slow-host verdict must name exactly the slow host.
