@@ -30,8 +30,8 @@ from pydantic import BaseModel, ConfigDict
 from criteria import registry
 from criteria.params import CriterionParams
 from iogate.errors import LabFileError
+from iogate.lab.yamlfile import line_of, load_yaml, validate
 from iogate.verdict import Verdict
-from iogate.yamlfile import line_of, load_yaml, validate
 
 FamilyName = Literal["baseline", "sweep", "tiles", "kpi", "protocols", "scaling", "events", "regression"]
 FAMILIES: tuple[str, ...] = FamilyName.__args__

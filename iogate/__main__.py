@@ -13,8 +13,8 @@ from iogate.errors import IOGateError
 DELEGATED = {
     "percentiles": "iogate.metrics.percentiles_cli:main",
     "report": "iogate.report:main",
-    "lab": "iogate.lab_cli:main",
-    "labvm": "iogate.labvm.cli:main",
+    "lab": "iogate.lab.cli:main",
+    "labvm": "iogate.labs.labvm.cli:main",
     "export": "iogate.results.cli:main",
     "vdbench-parse": "iogate.engines.vdbench.cli:main",
 }
@@ -22,7 +22,7 @@ DELEGATED = {
 
 def _cleanup(argv: list[str]) -> int:
     from iogate.lab import load_lab
-    from iogate.resources import cleanup
+    from iogate.run.resources import cleanup
 
     parser = argparse.ArgumentParser(prog="python -m iogate cleanup", description="Remove what killed or crashed runs left behind.")
     parser.add_argument("--lab", help="lab file whose workdir to clean (default: labs/local.yaml)")

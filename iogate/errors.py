@@ -10,12 +10,12 @@ drawn from the run.
 class IOGateError(Exception):
     """Base class: an infrastructure problem, never a product verdict.
 
-    Its message is redacted when the error is made (iogate.secrets): an error
+    Its message is redacted when the error is made (iogate.lab.secrets): an error
     quoting a hook's command line or a URL never carries a resolved secret on to
     the terminal, junit, Allure or the results store."""
 
     def __init__(self, *args: object) -> None:
-        from iogate.secrets import redact
+        from iogate.lab.secrets import redact
 
         super().__init__(*(redact(arg) if isinstance(arg, str) else arg for arg in args))
 

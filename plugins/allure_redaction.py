@@ -2,7 +2,7 @@
 
 allure-pytest writes each result, container and attachment through one
 AllureFileLogger registered with allure_commons' plugin manager. Its reporting
-hooks are re-registered here through wrappers that redact first (iogate.secrets),
+hooks are re-registered here through wrappers that redact first (iogate.lab.secrets),
 so a session killed half-way has not left a secret in allure-results either.
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 
 import attr
 
-from iogate.secrets import redact
+from iogate.lab.secrets import redact
 
 
 def _redact_item(item: Any) -> None:

@@ -2,7 +2,7 @@
 
 A session killed with SIGKILL (or a crashed controller) leaves loop devices,
 mounts, fio processes and cgroups; the next session cleans them up itself
-(iogate.resources.heal) and says so: a terminal line per action and an Allure
+(iogate.run.resources.heal) and says so: a terminal line per action and an Allure
 environment entry. Runs whose controller is alive are never touched.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from iogate.resources import heal
+from iogate.run.resources import heal
 from plugins.options import CONFIG_KEY
 from plugins.report import facts
 

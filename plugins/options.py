@@ -10,7 +10,7 @@ import pytest
 from criteria.spec import AcceptanceSpec, load_spec
 from iogate.errors import IOGateError
 from iogate.lab import DEFAULT_LAB, Lab, load_lab
-from iogate.profiles import Profile, resolve_profile
+from iogate.lab.profiles import Profile, resolve_profile
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SPEC = ROOT / "criteria" / "poc.yaml"

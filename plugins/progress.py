@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from iogate.progress import Progress, progress_wanted
+from iogate.report.progress import Progress, progress_wanted
 
 PROGRESS = pytest.StashKey[Progress]()
 

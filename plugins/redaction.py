@@ -1,6 +1,6 @@
 """Secrets never reach an output: reports, captured output and logs are redacted before they are written.
 
-iogate.secrets knows every resolved (and registered) secret value. Here the
+iogate.lab.secrets knows every resolved (and registered) secret value. Here the
 pytest side applies it where pytest and allure-pytest write: each test report's
 failure text and captured sections (terminal, junit, Allure read those), every
 log record, Allure results and attachments as they are written
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from iogate.secrets import install_log_redaction, redact
+from iogate.lab.secrets import install_log_redaction, redact
 from plugins import allure_redaction
 
 

@@ -18,8 +18,8 @@ from iogate.hosts.connectors.block import BlockConnector
 from iogate.hosts.guard import Guard
 from iogate.hosts.initiator import Initiator
 from iogate.lab import DEFAULT_LAB, Lab, QoS, load_lab
-from iogate.resources import release_all
 from iogate.run import Run
+from iogate.run.resources import release_all
 from selftests.labvm import fixtures as labvm_fixtures
 
 # The lab VM's session fixtures, one definition for every tier (one guest per session).

@@ -8,14 +8,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from iogate import netns
 from iogate.arrays.base import Volume
 from iogate.arrays.local import LocalArray
 from iogate.hosts.connectors.base import Connection
 from iogate.hosts.guard import Guard
 from iogate.hosts.initiator import Initiator
 from iogate.lab import Lab, load_lab
-from iogate.registry import connector_class
+from iogate.lab.registry import connector_class
+from iogate.labs import netns
 from iogate.run import Run
 
 REPO = Path(__file__).resolve().parents[1]

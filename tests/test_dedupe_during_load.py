@@ -39,7 +39,7 @@ from fixtures.events import (
 )
 from iogate.arrays.base import Capability
 from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
-from iogate.events import Event
+from iogate.events.model import Event
 from iogate.metrics.windows import WindowStats, event_windows, window_stats
 
 DEDUPE_BLOCK = "64k"  # the fill's dedupe unit: duperemove on the local lab hashes 64 KiB blocks

@@ -23,10 +23,10 @@ import pytest
 
 from criteria.points import SweepPoint
 from fixtures.suite import attach_table
-from iogate.catalog import load_iogen
 from iogate.engines.workload import JobSpec, RunPlan
-from iogate.hostcpu import host_cpu, mean_pct_per_kiops
+from iogate.metrics.hostcpu import host_cpu, mean_pct_per_kiops
 from iogate.metrics.resample import judged_series
+from iogate.procedures.iogen import load_iogen
 
 IOGEN = load_iogen().iogen
 CASES = list(IOGEN.cases)

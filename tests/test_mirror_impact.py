@@ -36,7 +36,7 @@ from fixtures.events import (
 )
 from iogate.arrays.base import Capability
 from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
-from iogate.events import Event
+from iogate.events.model import Event
 
 VOLUME_SIZE = "256MiB"
 LOAD_REGION = "224m"

@@ -18,9 +18,9 @@ import pytest
 
 from criteria.points import SweepPoint
 from fixtures.suite import attach_table
-from iogate.catalog import load_netapp, netapp_jobs
 from iogate.engines.workload import RunPlan
 from iogate.metrics.types import RunResult
+from iogate.procedures.netapp import load_netapp, netapp_jobs
 from plugins.options import CONFIG_KEY
 
 NETAPP = load_netapp().netapp

@@ -11,7 +11,7 @@ Then the aggregate of all clients is set against the data path's theoretical
 limit (the minimum of all links): 117.7 of 120 GB/s = 98 %.
 
 Here every schedule line steps through the lab's hosts (constant: h1, h2 ...
-alone; incremental: 2, 4 ... N, see iogate/scaling.py), each host driving its
+alone; incremental: 2, 4 ... N, see iogate/procedures/scaling.py), each host driving its
 round-robin share of the lab's prefilled volumes. Verdicts (criteria spec,
 family `scaling`): no host more than X % below the median of the hosts alone,
 the name of any slow host in the failure; aggregate of every incremental step
@@ -31,8 +31,8 @@ import allure
 import pytest
 
 from fixtures.scaling import DATAPATH, attach_step_tables, datapath_verdict, host_targets, stepping_verdicts
-from iogate import scaling
 from iogate.engines.workload import WorkloadSpec
+from iogate.procedures import scaling
 from plugins.options import CONFIG_KEY
 
 # The VAST-style schedule, one workload per line (runtime and ramp come from the run profile).

@@ -24,9 +24,9 @@ import pytest
 
 from criteria.points import SweepPoint
 from fixtures.suite import SweepRecord, attach_table
-from iogate.catalog import GridPoint, load_sweeps
 from iogate.engines.workload import JobSpec, RunPlan
-from iogate.hostcpu import host_cpu, mean_pct_per_kiops
+from iogate.metrics.hostcpu import host_cpu, mean_pct_per_kiops
+from iogate.procedures.dell import GridPoint, load_sweeps
 from plugins.options import CONFIG_KEY
 
 DELL = load_sweeps().dell

@@ -20,9 +20,9 @@ import allure
 import pytest
 
 from fixtures.suite import attach_table
-from iogate.catalog import load_tiles, tile_jobs
 from iogate.engines.workload import RunPlan
 from iogate.metrics.resample import judged_series
+from iogate.procedures.hitachi import load_tiles, tile_jobs
 from plugins.options import CONFIG_KEY
 
 TILE = load_tiles().tile

@@ -32,10 +32,10 @@ from iogate.arrays.base import Capability, Snapshot, Unsupported, Volume, unsupp
 from iogate.errors import ArrayError, HostError
 from iogate.hosts.initiator import Initiator
 from iogate.lab import DeviceIdentity, HostConfig, Lab, QoS
-from iogate.labvm import remote
-from iogate.ledger import Entry
-from iogate.resources import release
+from iogate.labs.labvm import remote
 from iogate.run import Run
+from iogate.run.ledger import Entry
+from iogate.run.resources import release
 
 ExportKind = Literal["iscsi", "nvme-tcp", "nfs"]
 CFS = "/sys/kernel/config"

@@ -23,9 +23,9 @@ from iogate import shell
 from iogate.arrays.base import Capability, Snapshot, Volume, unsupported
 from iogate.errors import ArrayError
 from iogate.lab import DeviceIdentity, Lab, QoS
-from iogate.ledger import Entry
-from iogate.resources import release
 from iogate.run import Run
+from iogate.run.ledger import Entry
+from iogate.run.resources import release
 from iogate.units import parse_size_bytes
 
 BLKIO_ROOT = Path("/sys/fs/cgroup/blkio")
@@ -77,7 +77,7 @@ class LocalArray:
     def lab_problems(cls, lab: Lab, options: LocalOptions) -> list[tuple[tuple[str | int, ...], str]]:
         """The lab's volumes must fit the pool (unless it says overcommit) and the pool image must be a
         file the workdir's file system can hold; both as lab errors, before anything is made."""
-        from iogate.lab_checks import human_size, nearest_existing
+        from iogate.lab.checks import human_size, nearest_existing
 
         problems: list[tuple[tuple[str | int, ...], str]] = []
         pool_bytes = parse_size_bytes(options.pool_size)

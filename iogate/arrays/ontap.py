@@ -23,8 +23,8 @@ from iogate.arrays.rest_common import ApiCaller, Failure, VendorOptions, redact_
 from iogate.arrays.vendor_base import OwnedVolume, VendorDriver, VendorSdk, register_vendor_remover
 from iogate.errors import ArrayError
 from iogate.lab import DeviceIdentity, Lab, QoS
-from iogate.ledger import Entry
 from iogate.run import Run
+from iogate.run.ledger import Entry
 
 DRIVER = "ontap"
 NETAPP_NAA = "600a0980"  # NAA 6 + NetApp's IEEE company id 00a098

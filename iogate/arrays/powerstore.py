@@ -21,7 +21,7 @@ from iogate.arrays.rest_common import ApiCaller, Failure, protocol_of, redact_sd
 from iogate.arrays.vendor_base import FixedTargetOptions, OwnedVolume, VendorDriver, VendorSdk, register_vendor_remover
 from iogate.errors import ArrayError
 from iogate.lab import DeviceIdentity, QoS
-from iogate.ledger import Entry
+from iogate.run.ledger import Entry
 
 DRIVER = "powerstore"
 PORT_TYPE = {"iscsi": "iSCSI", "nvme-tcp": "NVMe", "fc": "FC"}

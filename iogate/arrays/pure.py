@@ -23,7 +23,7 @@ from iogate.arrays.rest_common import ApiCaller, Failure, redact_sdk_logs, requi
 from iogate.arrays.vendor_base import FixedTargetOptions, OwnedVolume, VendorDriver, VendorSdk, register_vendor_remover
 from iogate.errors import ArrayError
 from iogate.lab import DeviceIdentity, QoS
-from iogate.ledger import Entry
+from iogate.run.ledger import Entry
 
 DRIVER = "pure"
 API_VERSION = "2.56"

@@ -27,12 +27,11 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from iogate import secrets
 from iogate.errors import ArrayError, HostError
 from iogate.hosts.initiator import Initiator
-from iogate.lab import Lab
-from iogate.ledger import Entry, Ledger
-from iogate.resources import register_remover
+from iogate.lab import Lab, secrets
+from iogate.run.ledger import Entry, Ledger
+from iogate.run.resources import register_remover
 
 KIND = "vendor_object"
 T = TypeVar("T")

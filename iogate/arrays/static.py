@@ -19,7 +19,7 @@ start to end. The driver can do exactly the events that have a hook.
           dedupe: {http: {method: POST, url: "https://array/api/dedupe", body: '{"pool": "p1"}'}}
 
 Credentials are references, resolved when the hook runs and redacted from every
-record and error (iogate.secrets): `${env:NAME}` or `${file:PATH}` anywhere in a
+record and error (iogate.lab.secrets): `${env:NAME}` or `${file:PATH}` anywhere in a
 command, URL, header or body, or in a hook's `env` (handed to the command's
 environment, so it never appears on its command line):
 
@@ -40,10 +40,9 @@ from urllib.parse import quote
 import requests
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from iogate import secrets
 from iogate.arrays.base import Capability, Snapshot, Unsupported, Volume, unsupported
 from iogate.errors import ArrayError
-from iogate.lab import DeviceIdentity, Lab, QoS
+from iogate.lab import DeviceIdentity, Lab, QoS, secrets
 from iogate.run import Run
 from iogate.units import parse_size_bytes
 

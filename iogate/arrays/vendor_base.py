@@ -35,8 +35,8 @@ from iogate.arrays.rest_common import (
 )
 from iogate.errors import ArrayError
 from iogate.lab import Lab, QoS
-from iogate.ledger import Entry
 from iogate.run import Run
+from iogate.run.ledger import Entry
 
 
 @dataclass(frozen=True)

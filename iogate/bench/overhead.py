@@ -21,8 +21,8 @@ from iogate.hosts.connectors.block import BlockConnector
 from iogate.hosts.guard import Guard
 from iogate.hosts.initiator import Initiator
 from iogate.lab import load_lab
-from iogate.resources import release_all
 from iogate.run import Run
+from iogate.run.resources import release_all
 
 
 def bare_fio(device: str, workload: WorkloadSpec, path: str) -> tuple[float, float]:

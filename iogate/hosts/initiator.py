@@ -20,7 +20,7 @@ from testinfra.backend.base import CommandResult
 
 from iogate.errors import HostError
 from iogate.lab import HostConfig
-from iogate.secrets import redact, register, register_inline, resolve_embedded
+from iogate.lab.secrets import redact, register, register_inline, resolve_embedded
 
 # What ssh says when it could not reach the host's sshd at all: the command was never sent, so
 # running it again cannot run it twice. A loaded guest (qemu TCG on 2 cores) misses a banner now
@@ -123,7 +123,7 @@ class Initiator:
 
 
 def _redact(text: str, secrets: Sequence[str]) -> str:
-    """text without the given secrets nor any other secret the run knows (iogate.secrets)."""
+    """text without the given secrets nor any other secret the run knows (iogate.lab.secrets)."""
     for secret in secrets:
         register(secret)
     return redact(text)

@@ -20,9 +20,9 @@ from typing import Any
 
 import iogate
 from iogate.errors import IOGateError
+from iogate.lab.secrets import redact  # verdict details may quote an error or hook output
 from iogate.metrics.histogram import Histogram
 from iogate.metrics.types import Dir, RunResult
-from iogate.secrets import redact  # verdict details may quote an error or hook output
 from iogate.verdict import Verdict
 
 DEFAULT_STORE_PATH = Path(".iogate/results.sqlite")

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from iogate import charts
 from iogate.metrics.types import Dir, Sample, Series
+from iogate.report import charts
 
 START_MS = 1_700_000_000_000
 RENDER_BUDGET_S = 2.0  # generous: the machine is shared and has 2 cores

@@ -16,8 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from iogate.ledger import Ledger
-from iogate.resources import marker_pids
+from iogate.run.ledger import Ledger
+from iogate.run.resources import marker_pids
 
 BLKIO = Path("/sys/fs/cgroup/blkio")
 

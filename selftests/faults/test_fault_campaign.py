@@ -40,8 +40,8 @@ from iogate.hosts.guard import Guard
 from iogate.hosts.initiator import Initiator
 from iogate.lab import DEFAULT_LAB, DeviceIdentity, HostConfig, Lab, load_lab
 from iogate.metrics.types import Dir
-from iogate.resources import heal, marker_pids, release_all
 from iogate.run import Run
+from iogate.run.resources import heal, marker_pids, release_all
 from selftests.conftest import block_target
 from selftests.faults.campaign import ROWS, FaultRow, changed_bytes, detect, leftovers
 
@@ -87,7 +87,7 @@ def _still_works(lab: Lab, run: Run, array: LocalArray) -> bool:
 # -- the controller killed (SIGKILL), then the next session starts -------------------------------
 VICTIM = """
 import sys, time
-from iogate import resources
+from iogate.run import resources
 from iogate.lab import load_lab
 from iogate.run import Run
 from iogate.arrays.local import LocalArray

@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from iogate import netns
 from iogate.arrays.base import Volume
 from iogate.engines.fio.client_server import ClientServerEngine, stop_server_jobs
 from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
@@ -25,6 +24,7 @@ from iogate.errors import GuardRefused, HostError
 from iogate.hosts.connectors.base import Connection
 from iogate.hosts.initiator import Initiator
 from iogate.lab import DeviceIdentity, Lab
+from iogate.labs import netns
 from iogate.metrics.types import Dir
 from iogate.run import Run
 from selftests.netns_cluster import netns_cluster

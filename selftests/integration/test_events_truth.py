@@ -32,7 +32,8 @@ from iogate.arrays.local import LocalArray
 from iogate.engines.base import LoadControl
 from iogate.engines.fio.runner import FioEngine
 from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
-from iogate.events import Event, EventRun, EventSchedule
+from iogate.events.model import Event
+from iogate.events.schedule import EventRun, EventSchedule
 from iogate.hosts.connectors.base import Connection
 from iogate.lab import Lab, QoS
 from iogate.metrics.windows import measure_window, window_stats

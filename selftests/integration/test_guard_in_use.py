@@ -151,8 +151,8 @@ def test_static_lab_handing_out_a_mounted_loop_is_refused_before_fio(tmp_path: P
     from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
     from iogate.hosts.connectors.block import BlockConnector
     from iogate.lab import DEFAULT_LAB, load_lab
-    from iogate.resources import release_all
     from iogate.run import Run
+    from iogate.run.resources import release_all
 
     image, mnt = tmp_path / "static.img", tmp_path / "mnt"
     mnt.mkdir()

@@ -19,8 +19,8 @@ from iogate.hosts.connectors.base import Connection
 from iogate.hosts.guard import Guard
 from iogate.hosts.initiator import Initiator
 from iogate.lab import DeviceIdentity, Lab
-from iogate.resources import release_all
 from iogate.run import Run
+from iogate.run.resources import release_all
 from selftests.conftest import block_target
 
 pytestmark = pytest.mark.integration

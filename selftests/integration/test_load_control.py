@@ -14,7 +14,8 @@ import pytest
 from iogate.arrays.local import LocalArray
 from iogate.engines.base import LoadControl
 from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
-from iogate.events import Event, EventSchedule, now_ms
+from iogate.events.model import Event
+from iogate.events.schedule import EventSchedule, now_ms
 from iogate.lab import Lab, QoS
 from iogate.metrics.types import Dir
 from iogate.run import Run

@@ -7,8 +7,8 @@ import pytest
 from iogate.arrays.local import LocalArray
 from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
 from iogate.lab import Lab, QoS
-from iogate.resources import loop_backing_file
 from iogate.run import Run
+from iogate.run.resources import loop_backing_file
 from selftests.conftest import block_target, loop_devices
 
 pytestmark = pytest.mark.integration

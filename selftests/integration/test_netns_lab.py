@@ -1,7 +1,7 @@
 """The netns lab: bring-up, SSH-managed hosts, preflight, and teardown that leaves nothing.
 
 Each test brings up its own small copy of labs/netns.yaml (own namespaces,
-subnets and workdir, see iogate.netns.variant), so it never touches a lab a user
+subnets and workdir, see iogate.labs.netns.variant), so it never touches a lab a user
 brought up with `python -m iogate lab up`.
 """
 
@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from iogate import netns
 from iogate.errors import HostError, IOGateError, LabFileError
 from iogate.hosts.initiator import Initiator
 from iogate.hosts.preflight import clock_problem, controller_fio_version, environment_facts, preflight
 from iogate.lab import Lab, load_lab
+from iogate.labs import netns
 
 REPO = Path(__file__).resolve().parents[2]
 NETNS_LAB = REPO / "labs" / "netns.yaml"

@@ -1,7 +1,7 @@
 """The report end to end: pytest + allure-pytest -> allure-results -> Allure 3 HTML -> headless Chromium.
 
 A generated acceptance-like test file attaches a verdict table (HTML) and a
-timeline chart (PNG from iogate.charts) and fails one test the way a criterion
+timeline chart (PNG from iogate.report.charts) and fails one test the way a criterion
 does ("verdict failed: latency_bound FAIL: ..."); another breaks with a HostError.
 The built report is served on 127.0.0.1 and opened in Chromium: the failed
 verdict's evidence (criterion, measured, bound) and the chart must be reachable
@@ -43,7 +43,7 @@ pytestmark = [
 GENERATED_TESTS = textwrap.dedent('''
     import allure
 
-    from iogate import charts
+    from iogate.report import charts
     from iogate.errors import HostError
     from iogate.metrics.types import Dir, Sample, Series
 

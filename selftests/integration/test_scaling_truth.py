@@ -28,14 +28,15 @@ import pytest
 
 from criteria.spec import FamilySpec, load_named
 from fixtures.scaling import DATAPATH, LINEAR, SLOW_HOST, datapath_verdict, linear_verdict, slow_host_verdict
-from iogate import netns, scaling
 from iogate.arrays.base import Volume
 from iogate.arrays.local import LocalArray
 from iogate.engines.fio.client_server import ClientServerEngine
 from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
 from iogate.hosts.connectors.base import Connection
 from iogate.lab import Lab, QoS
-from iogate.scaling import StepResult
+from iogate.labs import netns
+from iogate.procedures import scaling
+from iogate.procedures.scaling import StepResult
 from selftests.netns_cluster import netns_cluster
 
 REPO = Path(__file__).resolve().parents[2]

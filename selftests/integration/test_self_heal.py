@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from iogate.ledger import LEDGER_NAME, process_start_ticks
-from iogate.resources import heal
+from iogate.run.ledger import LEDGER_NAME, process_start_ticks
+from iogate.run.resources import heal
 from selftests.conftest import loop_devices
 
 pytestmark = pytest.mark.integration

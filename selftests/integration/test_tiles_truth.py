@@ -22,7 +22,6 @@ import pytest
 
 from criteria.spec import load_named
 from iogate.arrays.local import LocalArray
-from iogate.catalog import TileSpec, VMJobs, load_tiles, tile_jobs
 from iogate.engines.fio.runner import FioEngine
 from iogate.engines.workload import RunPlan
 from iogate.hosts.connectors.block import BlockConnector
@@ -31,6 +30,8 @@ from iogate.hosts.initiator import Initiator
 from iogate.lab import Lab, QoS
 from iogate.metrics.resample import judged_series
 from iogate.metrics.types import RunResult
+from iogate.procedures.hitachi import TileSpec, load_tiles, tile_jobs
+from iogate.procedures.placement import VMJobs
 from iogate.run import Run
 from iogate.verdict import Verdict
 

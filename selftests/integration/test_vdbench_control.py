@@ -27,8 +27,8 @@ from iogate.hosts.connectors.block import BlockConnector
 from iogate.hosts.guard import Guard
 from iogate.hosts.initiator import Initiator
 from iogate.lab import Lab
-from iogate.resources import cleanup, marker_pids
 from iogate.run import Run
+from iogate.run.resources import cleanup, marker_pids
 from selftests.vdbench_home import require_vdbench
 
 pytestmark = [pytest.mark.integration]

@@ -24,8 +24,8 @@ from iogate.hosts.connectors.block import BlockConnector
 from iogate.hosts.guard import Guard
 from iogate.hosts.initiator import Initiator
 from iogate.lab import Lab, QoS
-from iogate.resources import marker_pids
 from iogate.run import Run
+from iogate.run.resources import marker_pids
 from selftests.vdbench_home import require_vdbench
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

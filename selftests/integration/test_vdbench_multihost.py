@@ -21,7 +21,7 @@ from iogate.engines.vdbench import health, netns_master
 from iogate.engines.vdbench.runner import VdbenchEngine
 from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
 from iogate.lab import QoS
-from iogate.resources import marker_pids
+from iogate.run.resources import marker_pids
 from selftests.netns_cluster import NetnsCluster, netns_cluster
 from selftests.vdbench_home import require_vdbench
 

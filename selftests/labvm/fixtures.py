@@ -17,10 +17,10 @@ import pytest
 
 from iogate.hosts.initiator import Initiator
 from iogate.lab import Lab, load_lab
-from iogate.labvm import image as image_mod
-from iogate.labvm import vm as vm_mod
-from iogate.resources import release_all
+from iogate.labs.labvm import image as image_mod
+from iogate.labs.labvm import vm as vm_mod
 from iogate.run import Run
+from iogate.run.resources import release_all
 
 LAB_FILE = Path(__file__).resolve().parents[2] / "labs" / "labvm.yaml"
 

@@ -8,12 +8,11 @@ from typing import Self
 
 import pytest
 
-from iogate import registry
 from iogate.arrays.base import Capability, Volume
 from iogate.arrays.linux_target import LinuxTarget
 from iogate.hosts.connectors.base import Connection
 from iogate.hosts.initiator import Initiator
-from iogate.lab import Lab
+from iogate.lab import Lab, registry
 from iogate.run import Run
 
 pytestmark = pytest.mark.labvm

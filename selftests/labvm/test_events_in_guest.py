@@ -13,17 +13,17 @@ from collections.abc import Iterator
 
 import pytest
 
-from iogate import registry
 from iogate.arrays.base import Volume
 from iogate.arrays.linux_target import LinuxTarget
 from iogate.engines.base import LoadControl
 from iogate.engines.fio.runner import FioEngine
 from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
-from iogate.events import Event, EventSchedule
+from iogate.events.model import Event
+from iogate.events.schedule import EventSchedule
 from iogate.hosts.connectors.base import Connection
 from iogate.hosts.guard import Guard
 from iogate.hosts.initiator import Initiator
-from iogate.lab import Lab
+from iogate.lab import Lab, registry
 from iogate.run import Run
 
 pytestmark = pytest.mark.labvm

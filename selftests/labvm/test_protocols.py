@@ -6,12 +6,11 @@ import json
 
 import pytest
 
-from iogate import registry
 from iogate.arrays.linux_target import LinuxTarget
 from iogate.errors import GuardRefused
 from iogate.hosts.guard import Guard
 from iogate.hosts.initiator import Initiator
-from iogate.lab import DeviceIdentity, Lab
+from iogate.lab import DeviceIdentity, Lab, registry
 from iogate.run import Run
 
 pytestmark = pytest.mark.labvm

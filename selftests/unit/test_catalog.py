@@ -9,21 +9,17 @@ import pytest
 
 from fixtures.volumes import PREFILL
 from iogate.arrays.base import Volume
-from iogate.catalog import (
-    REGION_ALIGN_BYTES,
-    hosts_for_groups,
-    load_iogen,
-    load_netapp,
-    load_sweeps,
-    load_tiles,
-    place_vms,
-)
 from iogate.engines.fio.jobfile import job_options
 from iogate.engines.workload import JobSpec, rate_split
 from iogate.errors import LabFileError
 from iogate.hosts.connectors.base import Connection
 from iogate.lab import DeviceIdentity
-from iogate.profiles import PROFILES, resolve_profile
+from iogate.lab.profiles import PROFILES, resolve_profile
+from iogate.procedures.dell import load_sweeps
+from iogate.procedures.hitachi import load_tiles
+from iogate.procedures.iogen import load_iogen
+from iogate.procedures.netapp import load_netapp
+from iogate.procedures.placement import REGION_ALIGN_BYTES, hosts_for_groups, place_vms
 from iogate.units import parse_size_bytes
 
 TILE = load_tiles().tile

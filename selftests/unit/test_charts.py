@@ -8,8 +8,8 @@ import struct
 import pytest
 from matplotlib.image import imread
 
-from iogate import charts
 from iogate.metrics.types import Dir, Sample, Series
+from iogate.report import charts
 
 START_MS = 1_700_000_000_000
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

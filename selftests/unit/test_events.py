@@ -17,7 +17,8 @@ import pytest
 from iogate.arrays.base import Capability, Snapshot, Volume
 from iogate.engines.base import LoadControl
 from iogate.errors import ArrayError
-from iogate.events import Event, EventError, EventRecord, EventRun, EventSchedule, Timeline, WindowTooShort, now_ms
+from iogate.events.model import Event, EventError, EventRecord, Timeline, WindowTooShort
+from iogate.events.schedule import EventRun, EventSchedule, now_ms
 from iogate.lab import DeviceIdentity, QoS
 from iogate.metrics.types import Dir, RunResult, Sample, Series
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from iogate.progress import FioStatusParser, LiveStatus, Progress, progress_wanted
+from iogate.report.progress import FioStatusParser, LiveStatus, Progress, progress_wanted
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "report"
 RANDRW = (DATA / "fio_status_randrw_1job.json").read_text()

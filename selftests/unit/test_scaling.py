@@ -1,4 +1,4 @@
-"""Client stepping logic (iogate/scaling.py) and its verdicts (fixtures/scaling.py), on synthetic runs.
+"""Client stepping logic (iogate/procedures/scaling.py) and its verdicts (fixtures/scaling.py), on synthetic runs.
 
 Every verdict is shown passing on data where it must pass and failing where it
 must fail; the slow-host verdict must name exactly the slow host.
@@ -21,7 +21,6 @@ from fixtures.scaling import (
     slow_host_verdict,
     stepping_verdicts,
 )
-from iogate import scaling
 from iogate.arrays.base import Volume
 from iogate.engines.workload import WorkloadSpec
 from iogate.errors import LabFileError
@@ -29,8 +28,9 @@ from iogate.hosts.connectors.base import Connection
 from iogate.lab import DeviceIdentity
 from iogate.metrics.histogram import Histogram
 from iogate.metrics.types import Dir, Direction, JobResult, LatencyStats, RunResult, Series
+from iogate.procedures import scaling
+from iogate.procedures.scaling import Step, StepResult
 from iogate.report.table import rows_table
-from iogate.scaling import Step, StepResult
 
 MIB = 1 << 20
 HOSTS = ["h1", "h2", "h3", "h4"]

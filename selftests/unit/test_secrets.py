@@ -1,4 +1,4 @@
-"""iogate.secrets: references, embedded references, the forms a secret takes, short secrets refused."""
+"""iogate.lab.secrets: references, embedded references, the forms a secret takes, short secrets refused."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from urllib.parse import quote
 
 import pytest
 
-from iogate import secrets
 from iogate.errors import ArrayError
+from iogate.lab import secrets
 
 
 def test_env_and_file_references(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -24,8 +24,8 @@ from pathlib import Path
 import yaml
 
 from iogate.lab import load_lab
-from iogate.resources import release_all
 from iogate.run import Run
+from iogate.run.resources import release_all
 from selftests.vendors.behaviour.conftest import VENDORS
 from selftests.vendors.guest_backing import GuestBacking
 from selftests.vendors.server import ContractServer

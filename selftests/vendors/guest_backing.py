@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 
 from iogate.arrays.linux_target import CFS, LinuxTarget
 from iogate.lab import Lab
-from iogate.labvm import remote
-from iogate.ledger import Entry
-from iogate.resources import release
+from iogate.labs.labvm import remote
 from iogate.run import Run
+from iogate.run.ledger import Entry
+from iogate.run.resources import release
 
 TPG = "tpgt_1"
 LUN_SIZE_ALIGN_BYTES = 1 << 20

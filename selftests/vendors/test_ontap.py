@@ -107,7 +107,7 @@ def test_lun_lifecycle_igroup_with_the_hosts_iqn_and_identity(driver: ontap.Onta
 def test_a_5xx_on_create_names_the_call_and_cleanup_removes_the_half_done_lun(
     driver: ontap.Ontap, array: FakeOntap, server: ContractServer, run: Run
 ) -> None:
-    from iogate.resources import release_all
+    from iogate.run.resources import release_all
 
     server.inject(Fault("POST", r"/api/storage/luns$", status=500, after_app=True))
     with pytest.raises(ArrayError, match=r"POST /storage/luns lun /vol/iogate_vol/\S+vol0: HTTP 500"):

@@ -15,8 +15,8 @@ import pytest
 from iogate.arrays import powerstore, vendor_base
 from iogate.arrays.base import Capability
 from iogate.errors import ArrayError
-from iogate.ledger import Ledger
 from iogate.run import Run
+from iogate.run.ledger import Ledger
 from selftests.vendors.conftest import INITIATORS, PASSWORD_ENV, make_lab
 from selftests.vendors.contract_md import PowerStoreContract
 from selftests.vendors.fake_powerstore import FakePowerStore

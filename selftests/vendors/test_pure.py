@@ -12,8 +12,8 @@ import pytest
 from iogate.arrays import pure, vendor_base
 from iogate.arrays.base import Capability
 from iogate.errors import ArrayError
-from iogate.resources import release_all
 from iogate.run import Run
+from iogate.run.resources import release_all
 from selftests.vendors.conftest import INITIATORS, PASSWORD_ENV, make_lab
 from selftests.vendors.contract_openapi import OpenApiContract, load_spec
 from selftests.vendors.fake_pure import FakePure

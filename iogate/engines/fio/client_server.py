@@ -38,15 +38,15 @@ from iogate.engines.fio import jobfile, parse
 from iogate.engines.fio.aborts import abort_message
 from iogate.engines.workload import JobSpec, RunPlan
 from iogate.errors import EngineError, HostError
-from iogate.hostcpu import cpu_pct_per_kiops
 from iogate.hosts.guard import Guard, distinct
 from iogate.hosts.initiator import Initiator
 from iogate.hosts.preflight import fio_server_address
 from iogate.metrics.histogram import Histogram
+from iogate.metrics.hostcpu import cpu_pct_per_kiops
 from iogate.metrics.merge import merge_directions
 from iogate.metrics.types import Dir, Direction, JobResult, JobSpan, RunResult, Series
-from iogate.resources import release
 from iogate.run import Run
+from iogate.run.resources import release
 
 FIO_SERVER_PORT = 8765
 AGGREGATE_JOB = "All clients"

@@ -31,8 +31,8 @@ from iogate.hosts.guard import Guard, distinct
 from iogate.hosts.initiator import Initiator
 from iogate.metrics.grid import job_grids
 from iogate.metrics.types import HistSample, JobResult, JobSpan, RunResult, Sample, Series
-from iogate.resources import release
 from iogate.run import Run
+from iogate.run.resources import release
 
 # fio may take a while to lay out files or drain queues after its runtime.
 GRACE_S = 120
@@ -57,7 +57,7 @@ class HostOutcome:
 
 
 class StatusObserver(Protocol):
-    """Receives fio's live status output (e.g. iogate.progress.Progress)."""
+    """Receives fio's live status output (e.g. iogate.report.progress.Progress)."""
 
     def feed_fio(self, chunk: str) -> object: ...
 

@@ -28,9 +28,9 @@ from pathlib import Path
 
 from iogate import shell
 from iogate.errors import HostError
-from iogate.ledger import Entry
-from iogate.resources import marker_pids, release
 from iogate.run import Run
+from iogate.run.ledger import Entry
+from iogate.run.resources import marker_pids, release
 
 RSH_PORT = 5560
 READY_TIMEOUT_S = 60.0

@@ -43,8 +43,8 @@ from iogate.hosts.guard import Guard, distinct
 from iogate.hosts.initiator import Initiator
 from iogate.lab import HostConfig
 from iogate.metrics.types import RunResult
-from iogate.resources import marker_pids, release
 from iogate.run import Run
+from iogate.run.resources import marker_pids, release
 
 # JVM start, slave connect and report writing take ~5-10 s around the run itself.
 GRACE_S = 120

@@ -9,9 +9,9 @@ from pydantic import BaseModel, ConfigDict
 
 from iogate.arrays.base import Volume
 from iogate.lab import ProtocolConfig
-from iogate.ledger import Entry
-from iogate.resources import release
 from iogate.run import Run
+from iogate.run.ledger import Entry
+from iogate.run.resources import release
 
 if TYPE_CHECKING:
     from iogate.hosts.initiator import Initiator

@@ -17,8 +17,8 @@ from iogate.errors import HostError
 from iogate.hosts.connectors import scan
 from iogate.hosts.connectors.base import Connection, JournalledConnector
 from iogate.hosts.initiator import Initiator
-from iogate.labvm import remote
-from iogate.secrets import resolve
+from iogate.lab.secrets import resolve
+from iogate.labs.labvm import remote
 
 
 class IscsiOptions(BaseModel):

@@ -20,9 +20,9 @@ from iogate.errors import HostError
 from iogate.hosts.connectors.base import Connection
 from iogate.hosts.initiator import Initiator
 from iogate.lab import ProtocolConfig
-from iogate.ledger import Entry
-from iogate.resources import release
 from iogate.run import Run
+from iogate.run.ledger import Entry
+from iogate.run.resources import release
 
 
 class NbdOptions(BaseModel):

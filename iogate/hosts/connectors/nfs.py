@@ -16,7 +16,7 @@ from iogate.arrays.base import Volume
 from iogate.errors import HostError
 from iogate.hosts.connectors.base import Connection, JournalledConnector
 from iogate.hosts.initiator import Initiator
-from iogate.labvm import remote
+from iogate.labs.labvm import remote
 
 
 class NfsOptions(BaseModel):

@@ -16,7 +16,7 @@ from iogate.errors import HostError
 from iogate.hosts.connectors import scan
 from iogate.hosts.connectors.base import Connection, JournalledConnector
 from iogate.hosts.initiator import Initiator
-from iogate.labvm import remote
+from iogate.labs.labvm import remote
 
 
 class NvmeTcpOptions(BaseModel):

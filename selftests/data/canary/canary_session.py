@@ -13,9 +13,9 @@ import pytest
 from iogate.arrays.static import StaticArray
 from iogate.hosts.initiator import Initiator
 from iogate.lab import Lab
+from iogate.lab.secrets import resolve
 from iogate.results.store import ResultsStore, RunPoint
 from iogate.run import Run
-from iogate.secrets import resolve
 from iogate.verdict import Verdict
 from plugins.options import IOGateConfig
 

@@ -19,11 +19,10 @@ from typing import Any
 
 import pytest
 
-from iogate import registry
 from iogate.hosts import identity
 from iogate.hosts.guard import Guard
 from iogate.hosts.initiator import Initiator
-from iogate.lab import Lab
+from iogate.lab import Lab, registry
 from iogate.run import Run
 from selftests.vendors.behaviour.conftest import Vendor
 from selftests.vendors.conftest import PASSWORD_ENV
@@ -112,7 +111,7 @@ def test_chain_with_snapshot_and_replication_under_load(
 CHILD = textwrap.dedent(
     """
     import importlib, sys
-    from iogate import registry
+    from iogate.lab import registry
     from iogate.hosts.initiator import Initiator
     from iogate.lab import Lab
     from iogate.run import Run

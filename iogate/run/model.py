@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from iogate.errors import LedgerError
-from iogate.ledger import Ledger
+from iogate.run.ledger import Ledger
 
 
 @dataclass

@@ -13,11 +13,11 @@ import time
 from pathlib import Path
 
 from iogate.errors import IOGateError
-from iogate.labvm import image as image_mod
-from iogate.labvm import vm as vm_mod
-from iogate.ledger import Ledger
-from iogate.resources import release_all
+from iogate.labs.labvm import image as image_mod
+from iogate.labs.labvm import vm as vm_mod
 from iogate.run import Run
+from iogate.run.ledger import Ledger
+from iogate.run.resources import release_all
 
 DEFAULT_WORKDIR = "/var/tmp/iogate"
 STATE_NAME = "labvm.json"

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from iogate.yamlfile import load_model
+from iogate.lab.yamlfile import load_model
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class Profile:
     # Events during load: the longest a data-service action (a resync, a dedupe pass) may take
     # before the run ends without it; the load itself ends once its phases are done.
     event_budget_s: float = 600
-    # Grids a profile file replaces, by catalog key (sweep, kpi_parallelism, netapp): see iogate.catalog.
+    # Grids a profile file replaces, by catalog key (sweep, kpi_parallelism, netapp): see iogate.procedures.
     grids: Mapping[str, Any] = field(default_factory=dict)
 
     def with_overrides(self, **overrides: Any) -> Profile:

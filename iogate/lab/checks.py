@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from iogate.yamlfile import Loc
+from iogate.lab.yamlfile import Loc
 
 Problem = tuple[Loc, str]
 

@@ -20,10 +20,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from iogate.labvm.image import Image, LabVMError
-from iogate.ledger import Entry
-from iogate.resources import release
+from iogate.labs.labvm.image import Image, LabVMError
 from iogate.run import Run
+from iogate.run.ledger import Entry
+from iogate.run.resources import release
 from iogate.units import parse_size_bytes
 
 POOL_DISK_SERIAL = "iogate-pool"

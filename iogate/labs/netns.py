@@ -37,9 +37,9 @@ from typing import Any
 from iogate import shell
 from iogate.errors import HostError, IOGateError, LabFileError
 from iogate.lab import HostConfig, Lab
-from iogate.ledger import LEDGER_NAME, Ledger, process_start_ticks
-from iogate.resources import marker_pids, register_remover, release_all
 from iogate.run import Run
+from iogate.run.ledger import LEDGER_NAME, Ledger, process_start_ticks
+from iogate.run.resources import marker_pids, register_remover, release_all
 
 SSHD = "/usr/sbin/sshd"
 SSH_PORT = 22

@@ -19,7 +19,7 @@ from typing import Any
 
 from iogate import shell
 from iogate.errors import IOGateError
-from iogate.ledger import Entry, Ledger, owner_alive, owner_state, process_start_ticks
+from iogate.run.ledger import Entry, Ledger, owner_alive, owner_state, process_start_ticks
 
 Remover = Callable[[dict[str, Any]], str | None]
 
@@ -142,9 +142,9 @@ REMOVERS: dict[str, Remover] = {
 # Kinds whose remover lives in the module that creates them; release() imports it on
 # demand, so `cleanup` in a fresh process knows every kind a ledger may hold.
 REMOVER_MODULES: dict[str, str] = {
-    "netns": "iogate.netns",
-    "veth": "iogate.netns",
-    "remote": "iogate.labvm.remote",
+    "netns": "iogate.labs.netns",
+    "veth": "iogate.labs.netns",
+    "remote": "iogate.labs.labvm.remote",
     "vendor_object": "iogate.arrays.rest_common",
 }
 
@@ -195,7 +195,7 @@ def release(ledger: Ledger, entries: list[Entry]) -> list[str]:
 
 def cleanup(workdir: Path, *, include_live: bool = False) -> list[str]:
     """Release what dead runs under workdir left behind; skip runs still alive."""
-    from iogate import registry  # noqa: F401  (its modules register removers of their kinds)
+    from iogate.lab import registry  # noqa: F401  (its modules register removers of their kinds)
 
     report: list[str] = []
     for path in sorted((workdir / "runs").glob("*/ledger.jsonl")):
@@ -231,7 +231,7 @@ def heal(workdir: Path | str) -> HealReport:
     in the ledger say so); a run whose controller lives, or that another host opened, is never
     touched. Called at every session start so a SIGKILLed session does not leave the next one
     running beside its loop devices, mounts, fio processes and cgroups."""
-    from iogate import registry  # noqa: F401  (its modules register removers of their kinds)
+    from iogate.lab import registry  # noqa: F401  (its modules register removers of their kinds)
 
     report = HealReport()
     for path in sorted((Path(workdir) / "runs").glob("*/ledger.jsonl")):

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from iogate.errors import LabFileError
-from iogate.yamlfile import Loc, line_of
+from iogate.lab.yamlfile import Loc, line_of
 
 ARRAY_DRIVERS: dict[str, str] = {
     "local": "iogate.arrays.local:LocalArray",

@@ -13,8 +13,8 @@ from typing import Any
 
 from iogate.hosts.initiator import Initiator
 from iogate.lab import HostConfig
-from iogate.ledger import Entry, Ledger
-from iogate.resources import marker_pids, register_remover
+from iogate.run.ledger import Entry, Ledger
+from iogate.run.resources import marker_pids, register_remover
 
 KIND = "remote"
 

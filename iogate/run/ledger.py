@@ -20,14 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from iogate.errors import LedgerError
-from iogate.secrets import redact
+from iogate.lab.secrets import redact
 
 LEDGER_NAME = "ledger.jsonl"
 
 
 @dataclass
 class Entry:
-    """One resource: its kind (see iogate.resources) and what identifies it."""
+    """One resource: its kind (see iogate.run.resources) and what identifies it."""
 
     id: int
     kind: str

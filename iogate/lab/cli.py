@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import argparse
 
-from iogate import netns
 from iogate.hosts.initiator import Initiator
 from iogate.hosts.preflight import preflight
 from iogate.lab import load_lab
+from iogate.labs import netns
 
 
 def main(argv: list[str]) -> int:

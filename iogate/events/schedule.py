@@ -1,4 +1,4 @@
-"""Timed array actions during a workload: snapshot, dedupe, replicate, mirror, degrade.
+"""The event scheduler: timed array actions beside a workload (snapshot, dedupe, replicate, mirror, degrade).
 
 An EventSchedule lists actions at offsets from the measurement start (after
 the ramp). `run_beside(workload)` starts them in a thread next to the blocking
@@ -26,38 +26,26 @@ so the workload's own runtime is only an upper bound:
 An action that fails does not stop the workload; the run completes and then
 EventError names the action (an infrastructure error: no verdict about the
 array can be drawn from windows whose event did not happen).
+
+The event model (Event, EventRecord, Timeline, EventError, WindowTooShort) is in
+events/model.py; what each action does to the array, in events/actions.py.
 """
 
 from __future__ import annotations
 
 import heapq
-import json
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
-from iogate.arrays.base import ArrayDriver, Capability, Snapshot, Volume
+from iogate.arrays.base import ArrayDriver, Capability, Snapshot
 from iogate.engines.base import LoadControl
-from iogate.errors import ArrayError
-from iogate.lab import QoS
+from iogate.events.actions import ActionContext, perform
+from iogate.events.model import MIN_WINDOW_INTERVALS, REQUIRES, Event, EventError, EventRecord, Timeline, WindowTooShort
 from iogate.metrics.types import RunResult, Series
-from iogate.metrics.windows import Window, WindowStats, event_windows, window_stats
-
-ActionName = Literal["snapshot_create", "snapshot_delete", "dedupe_run", "replicate", "mirror_attach", "mirror_detach", "degrade"]
-
-# What the array must be able to do for each action (tests skip on a missing one).
-REQUIRES: dict[str, Capability] = {
-    "snapshot_create": Capability.SNAPSHOT,
-    "snapshot_delete": Capability.SNAPSHOT,
-    "dedupe_run": Capability.DEDUPE,
-    "replicate": Capability.REPLICATE,
-    "mirror_attach": Capability.MIRROR,
-    "mirror_detach": Capability.MIRROR,
-    "degrade": Capability.QOS,
-}
-_NEEDS_VOLUME = {"snapshot_create", "snapshot_delete", "replicate", "mirror_attach", "mirror_detach", "degrade"}
+from iogate.metrics.windows import Window, WindowStats, window_stats
 
 T = TypeVar("T")
 
@@ -65,154 +53,6 @@ T = TypeVar("T")
 def now_ms() -> int:
     """The epoch clock in ms: the same clock as fio's log_unix_epoch interval stamps."""
     return int(time.time() * 1000)
-
-
-class EventError(ArrayError):
-    """An array action of an event schedule failed or never ran; names the action."""
-
-
-@dataclass(frozen=True)
-class Event:
-    """One array action `at_s` seconds after the measurement start.
-
-    `name` names a snapshot (create/delete pair up by volume and name); `qos` is
-    the cap a `degrade` applies (None lifts every cap). `repeat` runs the action
-    that many times, each `every_s` after the previous start or at once after the
-    previous end, whichever is later; `until_s` keeps starting it so until that
-    offset. Repeated occurrences are labelled "<label> #1", "#2" ...
-    """
-
-    action: ActionName
-    at_s: float
-    volume: Volume | None = None
-    name: str = ""
-    qos: QoS | None = None
-    repeat: int = 1
-    every_s: float = 0.0
-    until_s: float | None = None  # repeat back-to-back until this offset (a resync that lasts a while)
-    tag: str = ""  # tells apart two events of one action on one volume ("on", "off")
-    after: str = ""  # label of an earlier event: at_s then counts from the end of its last occurrence
-
-    def __post_init__(self) -> None:
-        if self.action not in REQUIRES:
-            raise ValueError(f"event {self.action!r}: unknown action (known: {', '.join(REQUIRES)})")
-        if self.action in _NEEDS_VOLUME and self.volume is None:
-            raise ValueError(f"event {self.action} at {self.at_s:g} s: needs a volume")
-        if self.action.startswith("snapshot_") and not self.name:
-            raise ValueError(f"event {self.action} at {self.at_s:g} s: needs a snapshot name")
-        if self.at_s < 0 or self.repeat < 1 or self.every_s < 0:
-            raise ValueError(f"event {self.action}: at_s and every_s must be >= 0 and repeat >= 1")
-        if self.until_s is not None and self.until_s <= self.at_s:
-            raise ValueError(f"event {self.action}: until_s {self.until_s:g} must be after at_s {self.at_s:g}")
-        if self.after and self.after == self.label:
-            raise ValueError(f"event {self.label}: cannot follow itself")
-
-    @property
-    def repeats(self) -> bool:
-        return self.repeat > 1 or self.until_s is not None
-
-    @property
-    def label(self) -> str:
-        """How the timeline and charts name it: "snapshot_create vol1@s1", "dedupe_run", "degrade vol1"."""
-        target = self.volume.name if self.volume else ""
-        if self.name:
-            target = f"{target}@{self.name}"
-        label = f"{self.action} {target}".strip()
-        return f"{label} ({self.tag})" if self.tag else label
-
-    @property
-    def when(self) -> str:
-        """The planned time as a reader says it: "at 4 s", "5 s after mirror_attach vol1"."""
-        return f"{self.at_s:g} s after {self.after}" if self.after else f"at {self.at_s:g} s"
-
-
-@dataclass(frozen=True)
-class EventRecord:
-    """What happened: one occurrence of an action, on the epoch clock (ms)."""
-
-    label: str
-    action: str
-    planned_at_s: float
-    start_ms: int
-    end_ms: int
-    evidence: dict[str, Any] = field(default_factory=dict)
-    error: str = ""
-
-    @property
-    def duration_ms(self) -> int:
-        return self.end_ms - self.start_ms
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"label": self.label, "action": self.action, "planned_at_s": self.planned_at_s, "start_ms": self.start_ms,
-                "end_ms": self.end_ms, "duration_ms": self.duration_ms, "evidence": self.evidence, "error": self.error}
-
-
-@dataclass(frozen=True)
-class Timeline:
-    """The recorded events of one run, in start order, and the windows they cut."""
-
-    records: tuple[EventRecord, ...]
-    anchor_ms: int  # planned measurement start: offsets count from here
-
-    def matching(self, key: str) -> list[EventRecord]:
-        """Records whose action or label is `key`; a repeated event's "<label> #N" occurrences match its label."""
-        return [r for r in self.records if key in (r.action, r.label) or r.label.startswith(f"{key} #")]
-
-    def find(self, key: str) -> EventRecord:
-        """The first record matching `key` (see `matching`)."""
-        found = self.matching(key)
-        if not found:
-            known = ", ".join(r.label for r in self.records) or "none"
-            raise EventError(f"timeline: no event {key!r} was recorded (recorded: {known})")
-        return found[0]
-
-    def span_ms(self, first: str, last: str | None = None) -> tuple[int, int]:
-        """From the start of the first `first` record to the end of the last `last` one (default: `first`)."""
-        self.find(last or first)
-        return self.find(first).start_ms, self.matching(last or first)[-1].end_ms
-
-    def windows(self, result: RunResult, first: str, last: str | None = None, *, between: bool = False,
-                guard_ms: int = 0) -> tuple[Window, Window, Window]:
-        """Baseline / event / recovery windows of the run around the span first..last.
-
-        A span covers events whose effect outlasts their action (a snapshot
-        exists from its create to its delete). `between=True` takes the steady
-        state from the end of `first` to the start of `last` instead (a mirror
-        once attached, its initial sync excluded); the two actions themselves
-        then belong to no window.
-        """
-        if not between:
-            start_ms, end_ms = self.span_ms(first, last)
-            return event_windows(result.start_ms, result.end_ms, start_ms, end_ms, guard_ms=guard_ms)
-        if last is None:
-            raise ValueError("between=True needs both the first and the last event")
-        first_start_ms, first_end_ms = self.span_ms(first)
-        last_start_ms, last_end_ms = self.span_ms(last)
-        # Validates the order against the measured run as event_windows does.
-        event_windows(result.start_ms, result.end_ms, first_start_ms, last_end_ms)
-
-        def span(name: str, start: int, end: int) -> Window:
-            return Window(name, start, max(start, end))
-
-        return (
-            span("baseline", result.start_ms, first_start_ms - guard_ms),
-            span("event", first_end_ms + guard_ms, min(last_start_ms, result.end_ms) - guard_ms),
-            span("recovery", min(last_end_ms + guard_ms, result.end_ms), result.end_ms),
-        )
-
-    def spans(self) -> list[tuple[str, int, int]]:
-        """(label, start_ms, end_ms) per record: what iogate.charts.timeline_png marks."""
-        return [(r.label, r.start_ms, r.end_ms) for r in self.records]
-
-    def to_json(self, result: RunResult | None = None) -> str:
-        """The timeline for a report attachment; with the run, offsets in s from its measurement start."""
-        rows = [r.as_dict() for r in self.records]
-        if result is not None:
-            for row in rows:
-                row["start_s"] = round((row["start_ms"] - result.start_ms) / 1000, 3)
-                row["end_s"] = round((row["end_ms"] - result.start_ms) / 1000, 3)
-        measure = {"start_ms": result.start_ms, "end_ms": result.end_ms} if result else None
-        return json.dumps({"anchor_ms": self.anchor_ms, "measure": measure, "events": rows}, indent=2, default=str)
 
 
 class EventSchedule:
@@ -338,35 +178,7 @@ class EventSchedule:
         return failed
 
     def _perform(self, event: Event) -> dict[str, Any]:
-        array, volume = self.array, event.volume
-        if event.action == "snapshot_create":
-            assert volume is not None
-            snapshot = array.snapshot_create(volume, event.name)
-            self._snapshots[(volume.name, event.name)] = snapshot
-            return {"snapshot": f"{volume.name}@{event.name}", **snapshot.export}
-        if event.action == "snapshot_delete":
-            assert volume is not None
-            snapshot = self._snapshots.pop((volume.name, event.name), None)
-            if snapshot is None:
-                raise EventError(f"snapshot {volume.name}@{event.name} was not created by this schedule")
-            array.snapshot_delete(snapshot)
-            return {"snapshot": f"{volume.name}@{event.name}"}
-        if event.action == "dedupe_run":
-            return dict(array.dedupe_run())
-        if event.action == "replicate":
-            assert volume is not None
-            return dict(array.replicate(volume))
-        if event.action == "degrade":
-            assert volume is not None
-            array.set_qos(volume, event.qos)
-            return {"volume": volume.name, "qos": event.qos.model_dump(exclude_none=True) if event.qos else "none"}
-        assert volume is not None
-        if REQUIRES[event.action] not in array.capabilities:
-            raise EventError(f"array driver {self.driver_name} has no {event.action} (capability {REQUIRES[event.action].value})")
-        if event.action == "mirror_attach":
-            return dict(array.mirror_attach(volume) or {})
-        array.mirror_detach(volume)
-        return {}
+        return perform(ActionContext(self.array, self.driver_name, self._snapshots), event)
 
     def _delete_leftover_snapshots(self) -> list[str]:
         problems = []
@@ -377,20 +189,6 @@ class EventSchedule:
                 problems.append(f"cleanup of snapshot {volume}@{name}: {exc}")
             self._snapshots.pop((volume, name))
         return problems
-
-
-# Fewer whole intervals than this in the baseline or event window and no verdict can be drawn.
-MIN_WINDOW_INTERVALS = 2
-
-
-class WindowTooShort(EventError):
-    """The run itself did not cover a window: it holds too few *expected* intervals to judge.
-
-    Only the run's timing is at fault here. Intervals are counted on the jobs'
-    expected grid, whether or not fio logged a line for them: a load that
-    stalled inside the window is 0 IOPS there, a product FAIL of the window's
-    checks (throughput_impact names the stalled VMs), never this error.
-    """
 
 
 @dataclass(frozen=True)

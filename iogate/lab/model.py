@@ -13,13 +13,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from iogate import secrets
 from iogate.errors import LabFileError
-from iogate.lab_checks import lab_problems
+from iogate.lab import secrets
+from iogate.lab.checks import lab_problems
+from iogate.lab.yamlfile import Loc, line_of, load_yaml, validate
 from iogate.units import parse_size_bytes
-from iogate.yamlfile import Loc, line_of, load_yaml, validate
 
-DEFAULT_LAB = Path(__file__).resolve().parent.parent / "labs" / "local.yaml"
+DEFAULT_LAB = Path(__file__).resolve().parents[2] / "labs" / "local.yaml"
 
 
 class Strict(BaseModel):
@@ -123,7 +123,7 @@ class Lab(Strict):
     workdir: str = "/var/tmp/iogate"
     datapath_limit_bytes_per_s: int | None = None
     # Machines the suite itself brings up for a session when they are not up yet:
-    # "netns" (namespace hosts, iogate.netns) or "labvm" (the qemu lab VM); none for a real lab.
+    # "netns" (namespace hosts, iogate.labs.netns) or "labvm" (the qemu lab VM); none for a real lab.
     bring_up: Literal["netns", "labvm"] | None = None
     tiles: int | None = Field(default=None, ge=1)  # Hitachi VM tiles to lay out (default: per run profile)
     # Multiplies the fixed per-VM IOPS rates of the event tests (dedupe-during-load VMs, verify
@@ -164,7 +164,7 @@ def round_robin(hosts: Sequence[str], index: int) -> str:
 
 def load_lab(path: Path | str | None = None) -> Lab:
     """Read and fully validate a lab file (driver and connector options included)."""
-    from iogate import registry
+    from iogate.lab import registry
 
     path = Path(path) if path else DEFAULT_LAB
     data, lines = load_yaml(path)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from iogate.errors import IOGateError
-from iogate.labvm import recipe
+from iogate.labs.labvm import recipe
 
 DEFAULT_CACHE = Path("/var/cache/iogate/labvm")
 IMAGE_SIZE = "6G"
