@@ -11,11 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from pydantic import BaseModel
 
+from iogate.arrays.exports import Export
 from iogate.lab import DeviceIdentity, Lab, QoS
+
+E = TypeVar("E", bound=Export)
 
 
 class Capability(StrEnum):
@@ -33,21 +36,37 @@ class Capability(StrEnum):
 class Volume:
     """A volume the array created for this run.
 
-    `identity` is what initiators verify before writing; `export` holds what a
-    connector needs to reach it (a loop device path, a target IQN, an NQN...).
+    `identity` is what initiators verify before writing; `exports` holds what a
+    connector needs to reach it, one record per protocol family the array serves
+    it over (iogate.arrays.exports: a loop device, an iSCSI target, an NVMe
+    subsystem...); a connector takes its own with `export_of`.
     """
 
     name: str
     size_bytes: int
     identity: DeviceIdentity
-    export: dict[str, Any] = field(default_factory=dict)
+    exports: tuple[Export, ...] = ()
+
+    def __post_init__(self) -> None:
+        kinds = [type(record).__name__ for record in self.exports]
+        if len(set(kinds)) != len(kinds):
+            raise ValueError(f"volume {self.name}: more than one export of a kind ({', '.join(kinds)})")
+
+    def export_of(self, kind: type[E]) -> E | None:
+        """The volume's export record of this kind; None when the array does not serve it that way."""
+        return next((record for record in self.exports if isinstance(record, kind)), None)
 
 
 @dataclass(frozen=True)
 class Snapshot:
+    """A snapshot the array took. `location` is where the array keeps it (a reflink file, an LV
+    "vg/lv", the array's object name; "" when the driver cannot tell); `evidence` is what the
+    event records beside its name (driver-specific: ids, hook results)."""
+
     name: str
     volume: str
-    export: dict[str, Any] = field(default_factory=dict)
+    location: str = ""
+    evidence: dict[str, Any] = field(default_factory=dict)
 
 
 class ArrayDriver(Protocol):

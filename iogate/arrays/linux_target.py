@@ -29,6 +29,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict
 
 from iogate.arrays.base import Capability, Snapshot, Unsupported, Volume, unsupported
+from iogate.arrays.exports import IscsiExport, NfsExport, NvmeTcpExport
 from iogate.errors import ArrayError, HostError
 from iogate.hosts.initiator import Initiator
 from iogate.lab import DeviceIdentity, HostConfig, Lab, QoS
@@ -258,7 +259,7 @@ class LinuxTarget:
         self.sh(_export_script(kind, names, device, self.options, self._iqns, self._nqns, self._nvme_port_id))
         self.run.ledger.created(entry)
         volume = Volume(
-            name=name, size_bytes=size_bytes, identity=_identity(kind, names, self.options), export=_export_dict(kind, names, self.options)
+            name=name, size_bytes=size_bytes, identity=_identity(kind, names, self.options), exports=(_export(kind, names, self.options),)
         )
         self._volumes[name] = _Owned(volume=volume, lv=lv, device=device, kind=kind, entry=entry)
         return volume
@@ -286,7 +287,7 @@ class LinuxTarget:
         self._snapshots[f"{volume.name}@{name}"] = entry
         self.sh(f"lvcreate -q -y -s -n {snap} {self.vg}/{owned.lv} >/dev/null")
         self.run.ledger.created(entry)
-        return Snapshot(name=name, volume=volume.name, export={"lv": f"{self.vg}/{snap}"})
+        return Snapshot(name=name, volume=volume.name, location=f"{self.vg}/{snap}", evidence={"lv": f"{self.vg}/{snap}"})
 
     def snapshot_delete(self, snapshot: Snapshot) -> None:
         entry = self._snapshots.pop(f"{snapshot.volume}@{snapshot.name}")
@@ -297,7 +298,7 @@ class LinuxTarget:
         owned = self._owned(volume)
         if owned.kind == "nfs":
             raise Unsupported("array driver linux_target: restoring an NFS volume under its mounted file system is not supported")
-        lv = snapshot.export["lv"]
+        lv = snapshot.location
         # A mirror leg holds md's superblock first: copy from md's data offset, exactly the md size.
         skip = f"$(( $(cat /sys/block/$(basename $(readlink -f {owned.device}))/md/dev-*/offset | head -1) * 512 ))"
         self.sh(
@@ -430,13 +431,16 @@ def _identity(kind: ExportKind, names: dict[str, str], options: LinuxTargetOptio
     return DeviceIdentity(nfs_export=f"{options.portal_address}:{names['nfs_path']}")
 
 
-def _export_dict(kind: ExportKind, names: dict[str, str], options: LinuxTargetOptions) -> dict[str, Any]:
-    common: dict[str, Any] = {"kind": kind, "vanishes_with": options.vanishes_with}
+def _export(kind: ExportKind, names: dict[str, str], options: LinuxTargetOptions) -> IscsiExport | NvmeTcpExport | NfsExport:
+    vanishes_with = options.vanishes_with
     if kind == "iscsi":
-        return common | {"portal": f"{options.portal_address}:{options.iscsi_port}", "target_iqn": names["iqn"], "lun": 0}
+        portal = f"{options.portal_address}:{options.iscsi_port}"
+        return IscsiExport(portal=portal, target_iqn=names["iqn"], lun=0, vanishes_with=vanishes_with)
     if kind == "nvme-tcp":
-        return common | {"traddr": options.portal_address, "trsvcid": str(options.nvme_port), "subsys_nqn": names["nqn"], "nsid": 1}
-    return common | {"server": options.portal_address, "path": names["nfs_path"]}
+        return NvmeTcpExport(
+            traddr=options.portal_address, subsys_nqn=names["nqn"], trsvcid=str(options.nvme_port), nsid=1, vanishes_with=vanishes_with
+        )
+    return NfsExport(server=options.portal_address, path=names["nfs_path"], vanishes_with=vanishes_with)
 
 
 def _export_script(

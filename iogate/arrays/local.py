@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict
 
 from iogate import shell
 from iogate.arrays.base import Capability, Snapshot, Volume, unsupported
+from iogate.arrays.exports import BlockExport
 from iogate.errors import ArrayError
 from iogate.lab import DeviceIdentity, Lab, QoS
 from iogate.run import Run
@@ -169,7 +170,7 @@ class LocalArray:
             name=name,
             size_bytes=size_bytes,
             identity=DeviceIdentity(backing_file=str(path)),
-            export={"device": device, "cgroup": str(self.cgroup)},
+            exports=(BlockExport(device=device, cgroup=str(self.cgroup)),),
         )
         self._volumes[name] = (volume, owned)
         self.set_qos(volume, qos)
@@ -184,7 +185,7 @@ class LocalArray:
 
     def set_qos(self, volume: Volume, qos: QoS | None) -> None:
         """Apply (or with None lift) exact caps; takes effect on running I/O at once."""
-        numbers = device_numbers(volume.export["device"])
+        numbers = device_numbers(self._device(volume))
         qos = qos or QoS()
         caps = {
             "read_iops_device": qos.read_iops,
@@ -198,6 +199,12 @@ class LocalArray:
             except OSError as exc:
                 raise ArrayError(f"local array: volume {volume.name}: cannot set {name}={value}: {exc}") from exc
 
+    def _device(self, volume: Volume) -> str:
+        export = volume.export_of(BlockExport)
+        if export is None:
+            raise ArrayError(f"local array: volume {volume.name} has no loop device (not a volume of this array)")
+        return export.device
+
     # -- data services -----------------------------------------------------------
     def _volume_file(self, volume: Volume) -> Path:
         return Path(volume.identity.backing_file or "")
@@ -208,7 +215,7 @@ class LocalArray:
         self._snapshots[f"{volume.name}@{name}"] = entry
         _run(["cp", "--reflink=always", str(self._volume_file(volume)), str(target)])
         self.run.ledger.created(entry)
-        return Snapshot(name=name, volume=volume.name, export={"file": str(target)})
+        return Snapshot(name=name, volume=volume.name, location=str(target), evidence={"file": str(target)})
 
     def snapshot_delete(self, snapshot: Snapshot) -> None:
         entry = self._snapshots.pop(f"{snapshot.volume}@{snapshot.name}")
@@ -216,7 +223,7 @@ class LocalArray:
 
     def snapshot_restore(self, volume: Volume, snapshot: Snapshot) -> None:
         # Remap the extents in place: the loop device keeps the same open inode.
-        _run(["xfs_io", "-c", f"reflink {snapshot.export['file']} 0 0 {volume.size_bytes}", str(self._volume_file(volume))])
+        _run(["xfs_io", "-c", f"reflink {snapshot.location} 0 0 {volume.size_bytes}", str(self._volume_file(volume))])
 
     def settle(self) -> None:
         """Let deferred pool work finish before a measurement: syncfs makes XFS free a deleted snapshot's

@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, Field
 
 from iogate.arrays.base import Capability, Snapshot, Unsupported, Volume
+from iogate.arrays.exports import IscsiExport, NvmeTcpExport
 from iogate.arrays.rest_common import ApiCaller, Failure, VendorOptions, redact_sdk_logs, require_sdk
 from iogate.arrays.vendor_base import OwnedVolume, VendorDriver, VendorSdk, register_vendor_remover
 from iogate.errors import ArrayError
@@ -263,7 +264,7 @@ class Ontap(VendorDriver):
                 what = f"namespace {path} subsystem {group}"
                 self._map(owned, "subsystem_map", path, "POST /protocols/nvme/subsystem-maps", what, ns_map.post, group=group)
         owned.volume = Volume(
-            name=name, size_bytes=size_bytes, identity=self._identity(protocol, made, path), export=self._export(protocol, hosts)
+            name=name, size_bytes=size_bytes, identity=self._identity(protocol, made, path), exports=(self._export(protocol, hosts),)
         )
         return owned.volume
 
@@ -282,7 +283,7 @@ class Ontap(VendorDriver):
         # NVMe: ONTAP reports the namespace's uuid; the host sees it as the namespace UUID (see report).
         return DeviceIdentity(nguid=str(made.uuid))
 
-    def _export(self, protocol: str, hosts: dict[str, str]) -> dict[str, Any]:
+    def _export(self, protocol: str, hosts: dict[str, str]) -> IscsiExport | NvmeTcpExport:
         if protocol == "iscsi":
             if not self._target_iqn:
                 service = _new(self._conn, "IscsiService", svm={"name": self.options.svm})
@@ -295,11 +296,11 @@ class Ontap(VendorDriver):
                 raise ArrayError(
                     f"array {self.lab.array.name}: iSCSI needs iscsi_portal in the lab and an iSCSI service on SVM {self.options.svm}"
                 )
-            return {"kind": "iscsi", "portal": self.options.iscsi_portal, "target_iqn": self._target_iqn}
+            return IscsiExport(portal=self.options.iscsi_portal, target_iqn=self._target_iqn)
         if not self.options.nvme_traddr:
             raise ArrayError(f"array {self.lab.array.name}: NVMe/TCP needs nvme_traddr in the lab's array options")
         nqn = next(iter(self._subsystem_nqns.values()), "")
-        return {"kind": "nvme-tcp", "traddr": self.options.nvme_traddr, "trsvcid": self.options.nvme_trsvcid, "subsys_nqn": nqn}
+        return NvmeTcpExport(traddr=self.options.nvme_traddr, subsys_nqn=nqn, trsvcid=self.options.nvme_trsvcid)
 
     # -- data services ----------------------------------------------------------------
     def snapshot_create(self, volume: Volume, name: str) -> Snapshot:
@@ -310,7 +311,7 @@ class Ontap(VendorDriver):
         made = _new(self._conn, "Snapshot", self._flexvol_uuid, name=snap)
         self.api.call("POST /storage/volumes/{volume.uuid}/snapshots", f"snapshot {snap}", lambda: made.post(hydrate=True))
         self.run.ledger.created(entry, uuid=getattr(made, "uuid", None))
-        return Snapshot(name=name, volume=volume.name, export={"flexvol": self.options.flexvol, "snapshot": snap})
+        return Snapshot(name=name, volume=volume.name, location=snap, evidence={"flexvol": self.options.flexvol, "snapshot": snap})
 
     def snapshot_restore(self, volume: Volume, snapshot: Snapshot) -> None:
         raise Unsupported(f"array driver {DRIVER}: single-LUN restore from a FlexVol snapshot is not implemented yet")

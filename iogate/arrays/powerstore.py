@@ -209,11 +209,8 @@ class PowerStore(VendorDriver):
         )
         lun = next((m.get("logical_unit_number") for m in details.get("hlu_details") or []), None)
         identity = _identity(protocol, details, self.lab.array.name, array_name)
-        owned.volume = Volume(name=name, size_bytes=size_bytes, identity=identity, export=self._export(protocol, lun))
+        owned.volume = Volume(name=name, size_bytes=size_bytes, identity=identity, exports=(self._fixed_export(protocol, lun),))
         return owned.volume
-
-    def _export(self, protocol: str, lun: int | None) -> dict[str, Any]:
-        return self._fixed_export(protocol, lun) if protocol in ("iscsi", "nvme-tcp") else {"kind": protocol}
 
     # -- data services ------------------------------------------------------------------
     def snapshot_create(self, volume: Volume, name: str) -> Snapshot:
@@ -226,7 +223,7 @@ class PowerStore(VendorDriver):
         )
         snap_id = (made or {}).get("id") or _find(self.api, self._conn, "snapshot", snap)
         self.run.ledger.created(entry, id=snap_id)
-        return Snapshot(name=name, volume=volume.name, export={"id": snap_id, "array_name": snap})
+        return Snapshot(name=name, volume=volume.name, location=snap, evidence={"id": snap_id, "array_name": snap})
 
     def snapshot_restore(self, volume: Volume, snapshot: Snapshot) -> None:
         raise Unsupported(

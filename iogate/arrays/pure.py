@@ -291,7 +291,7 @@ class Pure(VendorDriver):
             )
             lun = getattr(done[0], "lun", None) if done else None
         identity = DeviceIdentity(wwn=wwn_of_serial(serial)) if protocol == "iscsi" else DeviceIdentity(nguid=nguid_of_serial(serial))
-        owned.volume = Volume(name=name, size_bytes=size_bytes, identity=identity, export=self._fixed_export(protocol, lun))
+        owned.volume = Volume(name=name, size_bytes=size_bytes, identity=identity, exports=(self._fixed_export(protocol, lun),))
         return owned.volume
 
 
@@ -313,7 +313,7 @@ class Pure(VendorDriver):
             ),
         )
         self.run.ledger.created(entry)
-        return Snapshot(name=name, volume=volume.name, export={"array_name": snap})
+        return Snapshot(name=name, volume=volume.name, location=snap, evidence={"array_name": snap})
 
     def snapshot_restore(self, volume: Volume, snapshot: Snapshot) -> None:
         raise Unsupported(f"array driver {DRIVER}: restore (POST /volumes?overwrite=true from a snapshot) is not implemented yet")

@@ -2,7 +2,8 @@
 
 The lab file lists the pre-provisioned volumes with their identity (WWN, NGUID,
 serial, NFS export), the protocol they are reached by and what the connector
-needs (portal, IQN, NQN...). create_volume hands one out, never creates;
+needs (`export`: portal and target_iqn, traddr and subsys_nqn, device; see
+StaticExport). create_volume hands one out, never creates;
 delete_volume gives it back. Data-service events are user hooks: a shell
 command or an HTTP call, both templated (string.Template: $volume, $snapshot,
 $array_volume, $wwn, $nguid, $serial, $nfs_export, $size_bytes), each timed
@@ -41,6 +42,7 @@ import requests
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from iogate.arrays.base import Capability, Snapshot, Unsupported, Volume, unsupported
+from iogate.arrays.exports import BlockExport, Export, FcExport, IscsiExport, NfsExport, NvmeTcpExport
 from iogate.errors import ArrayError
 from iogate.lab import DeviceIdentity, Lab, QoS, secrets
 from iogate.run import Run
@@ -74,12 +76,28 @@ class Hook(Strict):
         return self
 
 
+class StaticExport(Strict):
+    """How the listed volume is reached, as the storage team gives it; each group makes one record
+    of iogate.arrays.exports when complete (an incomplete one leaves the connector to name what is missing)."""
+
+    portal: str | None = None  # iSCSI "address:port", with target_iqn
+    target_iqn: str | None = None
+    lun: int | None = None
+    traddr: str | None = None  # NVMe/TCP, with subsys_nqn (trsvcid defaults to 4420)
+    trsvcid: int | str | None = None
+    subsys_nqn: str | None = None
+    nsid: int | None = None
+    device: str | None = None  # a block device on the machine that runs the I/O (`block`)
+    server: str | None = None  # NFS: optional, must agree with identity.nfs_export (which is what is mounted)
+    path: str | None = None
+
+
 class StaticVolume(Strict):
     name: str
     size: str
     protocol: str  # connector name: iscsi, nvme-tcp, nfs, fc, multipath, block
     identity: DeviceIdentity
-    export: dict[str, Any] = Field(default_factory=dict)
+    export: StaticExport = Field(default_factory=StaticExport)
     host: str | None = None  # the lab host it is mapped to, when only one is
     # Old file systems on it may be overwritten (bench-fio's word); never admits a mounted or held device.
     destructive: bool = False
@@ -89,6 +107,40 @@ class StaticVolume(Strict):
     def _size(cls, value: str) -> str:
         parse_size_bytes(value)
         return value
+
+    @model_validator(mode="after")
+    def _nfs_agrees(self) -> StaticVolume:
+        export = self.export
+        if (export.server or export.path) and f"{export.server}:{export.path}" != self.identity.nfs_export:
+            raise ValueError(
+                f"export server:path {export.server}:{export.path} is not identity.nfs_export {self.identity.nfs_export!r}"
+            )
+        return self
+
+    def exports(self) -> tuple[Export, ...]:
+        """The records of iogate.arrays.exports this volume is reached by."""
+        given = self.export
+        records: list[Export] = []
+        if given.device:
+            records.append(BlockExport(device=given.device))
+        if given.portal and given.target_iqn:
+            records.append(IscsiExport(portal=given.portal, target_iqn=given.target_iqn, lun=given.lun))
+        if given.traddr and given.subsys_nqn:
+            trsvcid = str(given.trsvcid or 4420)
+            records.append(NvmeTcpExport(traddr=given.traddr, subsys_nqn=given.subsys_nqn, trsvcid=trsvcid, nsid=given.nsid))
+        if self.identity.nfs_export and (split := _split_nfs(self.identity.nfs_export)):
+            records.append(NfsExport(server=split[0], path=split[1]))
+        if self.protocol in ("fc", "multipath"):
+            records.append(FcExport(lun=given.lun))
+        return tuple(records)
+
+
+def _split_nfs(source: str) -> tuple[str, str] | None:
+    """"server:/path" -> (server, /path), so that NfsExport.source is `source` again; None without a ":"."""
+    at = source.find(":/")
+    if at < 0:
+        at = source.rfind(":")
+    return (source[:at], source[at + 1 :]) if at >= 0 else None
 
 
 # Event name -> the capability its hook gives the driver.
@@ -179,7 +231,7 @@ class StaticArray:
                 name=name,
                 size_bytes=parse_size_bytes(static.size),
                 identity=static.identity.model_copy(update={"destructive": True}) if static.destructive else static.identity,
-                export={**static.export, "array_volume": static.name, "protocol": static.protocol},
+                exports=static.exports(),
             )
             self._handed_out[name] = (static, volume)
             if qos is not None:
@@ -206,7 +258,7 @@ class StaticArray:
     # -- events ------------------------------------------------------------------------------
     def snapshot_create(self, volume: Volume, name: str) -> Snapshot:
         evidence = self._hook("snapshot_create", volume, snapshot=name)
-        return Snapshot(name=name, volume=volume.name, export={"hook": evidence})
+        return Snapshot(name=name, volume=volume.name, evidence={"hook": evidence})
 
     def snapshot_delete(self, snapshot: Snapshot) -> None:
         volume = self._volume(snapshot.volume)
@@ -238,12 +290,17 @@ class StaticArray:
             raise ArrayError(f"static array {self.lab.array.name}: volume {name} was not handed out")
         return self._handed_out[name][1]
 
+    def _static_of(self, volume: Volume) -> StaticVolume | None:
+        """The listed volume handed out as `volume` (None for a volume not of this array)."""
+        handed = self._handed_out.get(volume.name)
+        return handed[0] if handed is not None else None
+
     def template_values(self, volume: Volume | None, **extra: str) -> dict[str, str]:
         values = {"array": self.lab.array.name, "run_id": self.run.run_id}
         if volume is not None:
             values |= {
                 "volume": volume.name,
-                "array_volume": str(volume.export.get("array_volume", "")),
+                "array_volume": static.name if (static := self._static_of(volume)) else "",
                 "size_bytes": str(volume.size_bytes),
             }
             values |= {key: value or "" for key, value in volume.identity.model_dump().items()}

@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel
 
 from iogate.arrays.base import Capability, Snapshot, Volume, unsupported
+from iogate.arrays.exports import FcExport, IscsiExport, NvmeTcpExport
 from iogate.arrays.rest_common import (
     ApiCaller,
     VendorOptions,
@@ -151,16 +152,18 @@ class VendorDriver:
         self.run.ledger.created(mapping)
         return done
 
-    def _fixed_export(self, protocol: str, lun: int | None) -> dict[str, Any]:
+    def _fixed_export(self, protocol: str, lun: int | None) -> IscsiExport | NvmeTcpExport | FcExport:
         """What a connector needs to reach a volume of an array with a FixedTargetOptions target."""
         options = self.options
+        if protocol == "fc":
+            return FcExport(lun=lun)
         if protocol == "iscsi":
             if not (options.iscsi_portal and options.iscsi_target_iqn):
                 raise ArrayError(f"array {self.lab.array.name}: iSCSI needs iscsi_portal and iscsi_target_iqn in the lab's array options")
-            return {"kind": "iscsi", "portal": options.iscsi_portal, "target_iqn": options.iscsi_target_iqn, "lun": lun}
+            return IscsiExport(portal=options.iscsi_portal, target_iqn=options.iscsi_target_iqn, lun=lun)
         if not (options.nvme_traddr and options.nvme_subsys_nqn):
             raise ArrayError(f"array {self.lab.array.name}: NVMe/TCP needs nvme_traddr and nvme_subsys_nqn in the lab's array options")
-        return {"kind": "nvme-tcp", "traddr": options.nvme_traddr, "trsvcid": options.nvme_trsvcid, "subsys_nqn": options.nvme_subsys_nqn}
+        return NvmeTcpExport(traddr=options.nvme_traddr, subsys_nqn=options.nvme_subsys_nqn, trsvcid=options.nvme_trsvcid)
 
     # -- lifecycle -------------------------------------------------------------------------
     @classmethod

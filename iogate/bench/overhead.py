@@ -60,7 +60,7 @@ def main() -> int:
         workload = WorkloadSpec("bench", read_pct=70, bs="4k", iodepth=8, runtime_s=args.runtime)
         ratios, overheads = [], []
         for pair in range(args.pairs):
-            bare_iops, bare_wall = bare_fio(volume.export["device"], workload, str(run.path("bare.fio")))
+            bare_iops, bare_wall = bare_fio(connection.filename, workload, str(run.path("bare.fio")))  # the loop device itself
             started = time.monotonic()
             result = engine.run_plan(RunPlan("bench", (JobSpec("bench", workload, connection),)))
             suite_wall = time.monotonic() - started

@@ -38,7 +38,7 @@ def snapshot_create(context: ActionContext, event: Event) -> dict[str, Any]:
     volume = _volume(event)
     snapshot = context.array.snapshot_create(volume, event.name)
     context.snapshots[(volume.name, event.name)] = snapshot
-    return {"snapshot": f"{volume.name}@{event.name}", **snapshot.export}
+    return {"snapshot": f"{volume.name}@{event.name}", **snapshot.evidence}
 
 
 def snapshot_delete(context: ActionContext, event: Event) -> dict[str, Any]:

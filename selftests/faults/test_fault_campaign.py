@@ -43,6 +43,7 @@ from iogate.metrics.types import Dir
 from iogate.run import Run
 from iogate.run.resources import heal, marker_pids, release_all
 from selftests.conftest import block_target
+from selftests.exports import block_device
 from selftests.faults.campaign import ROWS, FaultRow, changed_bytes, detect, leftovers
 
 pytestmark = [pytest.mark.faults, pytest.mark.skipif(os.geteuid() != 0, reason="loop devices need root")]
@@ -261,12 +262,12 @@ def test_device_vanished_before_load(tmp_path: Path) -> None:
     work = tmp_path / "work"
     with local(work) as (lab, run, array):
         volume, connection, engine = block_target(lab, run, array, "gone", 32 << 20)
-        subprocess.run(["losetup", "-d", volume.export["device"]], check=True)  # detached behind the array's back
+        subprocess.run(["losetup", "-d", block_device(volume)], check=True)  # detached behind the array's back
         # The /dev node stays (loop nodes are permanent); its identity is gone, so the guard refuses it.
         error, detect_s = detect(lambda: engine.run_plan(RunPlan("p", (JobSpec("w", SHORT, connection),))), GuardRefused)
         went_on = _still_works(lab, run, array)
     record(FaultRow("device detached before load", error, detect_s, went_on, leftovers(work)), bound_s=30,
-           names=(volume.export["device"], "no identity in sysfs"))
+           names=(block_device(volume), "no identity in sysfs"))
 
 
 @contextmanager
@@ -354,7 +355,7 @@ def test_fio_abort_is_not_a_pass(tmp_path: Path) -> None:
         try:
             me = Initiator.from_config(HostConfig(name="localhost"))
             engine = FioEngine(run, {me.name: me}, _Blind())
-            target = Connection("block", me.name, Volume("m", 64 << 20, DeviceIdentity(backing_file=str(image)), {}), device, device)
+            target = Connection("block", me.name, Volume("m", 64 << 20, DeviceIdentity(backing_file=str(image))), device, device)
             error, detect_s = detect(lambda: engine.run_plan(RunPlan("p", (JobSpec("w", SHORT, target),))), EngineError)
             written = changed_bytes(before, image.read_bytes())
         finally:

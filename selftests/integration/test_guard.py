@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from iogate.arrays.base import Volume
+from iogate.arrays.exports import BlockExport
 from iogate.arrays.local import LocalArray
 from iogate.engines.fio.runner import FioEngine
 from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
@@ -50,7 +51,7 @@ def test_foreign_loop_device_refused_before_fio(local_lab: Lab, local_run: Run, 
 
 def test_unprovisioned_volume_refused(local_lab: Lab, local_run: Run, foreign_loop) -> None:  # type: ignore[no-untyped-def]
     device, image = foreign_loop
-    stranger = Volume("stranger", 1 << 20, DeviceIdentity(backing_file=str(image)), {"device": device})
+    stranger = Volume("stranger", 1 << 20, DeviceIdentity(backing_file=str(image)), (BlockExport(device=device),))
     engine, initiator = _engine(local_lab, local_run, Guard())
     connection = Connection(protocol="block", host=initiator.name, volume=stranger, filename=device, device=device)
     with pytest.raises(GuardRefused, match="was not provisioned by this run"):

@@ -65,7 +65,7 @@ def test_fio_abort_on_mounted_device_is_an_engine_error(local_lab: Lab, tmp_path
         subprocess.run(["mount", device, str(mnt)], check=True)
         initiator = Initiator.from_config(local_lab.hosts[0])
         engine = FioEngine(run, {initiator.name: initiator}, _Blind())
-        volume = Volume("m", 32 << 20, DeviceIdentity(backing_file=str(image)), {})
+        volume = Volume("m", 32 << 20, DeviceIdentity(backing_file=str(image)))
         target = Connection("block", initiator.name, volume, device, device)
         workload = WorkloadSpec("w", read_pct=0, runtime_s=1)
         with pytest.raises(EngineError, match="fio aborted.*appears mounted.*Aborting"):
@@ -98,7 +98,7 @@ def test_fio_server_abort_is_an_engine_error_in_client_server_mode(tmp_path: Pat
         subprocess.run(["mount", device, str(mnt)], check=True)
         me = Initiator.from_config(HostConfig(name="me", address="127.0.0.1"))
         engine = ClientServerEngine(run, {"me": me}, _Blind(), port=port, watch_interval_s=1.0, stop_timeout_s=10)
-        target = Connection("block", "me", Volume("m", 32 << 20, DeviceIdentity(backing_file=str(image)), {}), device, device)
+        target = Connection("block", "me", Volume("m", 32 << 20, DeviceIdentity(backing_file=str(image))), device, device)
         with pytest.raises(EngineError, match="a server aborted: fio: .*appears mounted.*Aborting"):
             engine.run_plan(RunPlan("p", (JobSpec("w", WorkloadSpec("w", read_pct=0, runtime_s=1), target),)))
     finally:

@@ -10,13 +10,14 @@ from iogate.lab import Lab, QoS
 from iogate.run import Run
 from iogate.run.resources import loop_backing_file
 from selftests.conftest import block_target, loop_devices
+from selftests.exports import block_device
 
 pytestmark = pytest.mark.integration
 
 
 def test_volumes_are_direct_io_loop_devices_in_an_xfs_pool(local_array: LocalArray) -> None:
     volume = local_array.create_volume("v1", 64 << 20)
-    device = volume.export["device"]
+    device = block_device(volume)
     assert loop_backing_file(device) == volume.identity.backing_file
     name = Path(device).name
     assert Path(f"/sys/block/{name}/loop/dio").read_text().strip() == "1"
@@ -49,7 +50,7 @@ def test_snapshot_is_a_reflink_and_restore_rolls_back(local_array: LocalArray) -
     local_array.snapshot_restore(volume, snapshot)
     assert image.read_bytes()[:4096] == b"A" * 4096
     local_array.snapshot_delete(snapshot)
-    assert not Path(snapshot.export["file"]).exists()
+    assert not Path(snapshot.location).exists()
 
 
 def test_qos_cap_is_exact(local_lab: Lab, local_run: Run, local_array: LocalArray) -> None:

@@ -20,6 +20,7 @@ from iogate.hosts.guard import Guard
 from iogate.hosts.initiator import Initiator
 from iogate.lab import DEFAULT_LAB, Lab, load_lab
 from iogate.run import Run
+from selftests.exports import block_device
 
 pytestmark = pytest.mark.integration
 
@@ -79,7 +80,7 @@ def test_fio_drives_the_volume_through_nbdkit(local_lab: Lab, local_run: Run, lo
         nonlocal peak_connections, device_open
         while not finished.is_set():
             peak_connections = max(peak_connections, unix_socket_entries(socket) - 1)
-            device_open = device_open or volume.export["device"] in open_files(pids[0])
+            device_open = device_open or block_device(volume) in open_files(pids[0])
             time.sleep(0.1)
 
     watcher = threading.Thread(target=watch)
@@ -91,7 +92,7 @@ def test_fio_drives_the_volume_through_nbdkit(local_lab: Lab, local_run: Run, lo
         watcher.join()
     assert peak_connections >= 2, "fio's two processes never connected to nbdkit's socket"
     # nbdkit opened the volume's own loop device while serving: the I/O landed on the volume.
-    assert device_open, f"nbdkit {pids[0]} never opened {volume.export['device']}"
+    assert device_open, f"nbdkit {pids[0]} never opened {block_device(volume)}"
     assert nbdkit_serving(socket) == pids
     assert result.total_iops > 0 and result.errors == 0
     fio_json = json.loads(Path(result.artifacts["localhost fio json+"]).read_text())

@@ -56,7 +56,7 @@ def test_snapshot_during_load(connected: tuple[Volume, Connection], array: Linux
     volume, connection = connected
     with Load(guest, connection, runtime_s=12):
         snapshot = array.snapshot_create(volume, "s1")
-    lv = snapshot.export["lv"]
+    lv = snapshot.location
     assert guest.run("lvs --noheadings -o origin %s", lv).stdout.strip() != ""
     array.snapshot_restore(volume, snapshot)
     array.snapshot_delete(snapshot)

@@ -9,6 +9,7 @@ import pytest
 
 from fixtures.volumes import PREFILL
 from iogate.arrays.base import Volume
+from iogate.arrays.exports import BlockExport
 from iogate.engines.fio.jobfile import job_options
 from iogate.engines.workload import JobSpec, rate_split
 from iogate.errors import LabFileError
@@ -29,7 +30,7 @@ NETAPP = load_netapp().netapp
 
 
 def volume(name: str, size: int = 1 << 30) -> Volume:
-    return Volume(name, size, DeviceIdentity(backing_file=f"/pool/{name}.img"), {"device": f"/dev/{name}"})
+    return Volume(name, size, DeviceIdentity(backing_file=f"/pool/{name}.img"), (BlockExport(device=f"/dev/{name}"),))
 
 
 # -- Hitachi tile ------------------------------------------------------------------

@@ -43,7 +43,8 @@ class RecordingArray:
     def snapshot_create(self, volume: Volume, name: str) -> Snapshot:
         self._call("snapshot_create", f"{volume.name}@{name}")
         self.snapshots.add(f"{volume.name}@{name}")
-        return Snapshot(name, volume.name, {"file": f"/pool/{volume.name}@{name}.img"})
+        image = f"/pool/{volume.name}@{name}.img"
+        return Snapshot(name, volume.name, location=image, evidence={"file": image})
 
     def snapshot_delete(self, snapshot: Snapshot) -> None:
         self._call("snapshot_delete", f"{snapshot.volume}@{snapshot.name}")

@@ -18,7 +18,7 @@ FILL = WorkloadSpec("prefill", read_pct=0, random_pct=0, time_based=False, runti
 def _plan(*names: str) -> RunPlan:
     jobs = []
     for name in names:
-        volume = Volume(name, 1 << 30, DeviceIdentity(serial=f"S-{name}"), {})
+        volume = Volume(name, 1 << 30, DeviceIdentity(serial=f"S-{name}"))
         jobs.append(JobSpec(f"prefill-{name}", FILL, Connection("block", "h1", volume, f"/dev/{name}", f"/dev/{name}")))
     return RunPlan("prefill", tuple(jobs))
 

@@ -5,12 +5,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from iogate.arrays.base import Volume
+from iogate.arrays.exports import BlockExport
 from iogate.engines.fio.jobfile import job_options, render
 from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
 from iogate.hosts.connectors.base import Connection
 from iogate.lab import DeviceIdentity
 
-VOLUME = Volume("v1", 1 << 30, DeviceIdentity(backing_file="/p/v1.img"), {"device": "/dev/loop9"})
+VOLUME = Volume("v1", 1 << 30, DeviceIdentity(backing_file="/p/v1.img"), (BlockExport(device="/dev/loop9"),))
 TARGET = Connection(protocol="block", host="h1", volume=VOLUME, filename="/dev/loop9", device="/dev/loop9")
 
 

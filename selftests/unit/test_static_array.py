@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 import pytest
 
 from iogate.arrays.base import Capability, Unsupported
+from iogate.arrays.exports import BlockExport
 from iogate.arrays.static import StaticArray, StaticOptions
 from iogate.errors import ArrayError, GuardRefused, LabFileError
 from iogate.hosts.connectors.scan import find_devices
@@ -20,6 +21,7 @@ from iogate.hosts.guard import Guard
 from iogate.hosts.initiator import Initiator
 from iogate.lab import DeviceIdentity, HostConfig, Lab, load_lab
 from iogate.run import Run
+from selftests.exports import block_device
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "labs" / "examples" / "static.yaml"
 
@@ -65,7 +67,7 @@ def test_hands_out_listed_volumes_then_runs_out(loop_devices: list[tuple[str, st
     array = StaticArray(make_lab(block_volumes(loop_devices)), Run.start(tmp_path, "static"))
     first = array.create_volume("v0", 32 << 20)
     second = array.create_volume("v1", 32 << 20)
-    assert {first.export["array_volume"], second.export["array_volume"]} == {"lun0", "lun1"}
+    assert {array.template_values(first)["array_volume"], array.template_values(second)["array_volume"]} == {"lun0", "lun1"}
     with pytest.raises(ArrayError, match="no free pre-provisioned volume for v2"):
         array.create_volume("v2", 32 << 20)
     array.delete_volume(first)
@@ -80,7 +82,7 @@ def test_filters_by_size_and_protocol(loop_devices: list[tuple[str, str]], tmp_p
         array.create_volume("big", 128 << 20)
     with pytest.raises(ArrayError):
         array.create_volume("other", 1 << 20, export="iscsi")
-    assert array.create_volume("ok", 1 << 20, export="block").export["protocol"] == "block"
+    assert array.create_volume("ok", 1 << 20, export="block").exports == (BlockExport(device=loop_devices[0][0]),)
 
 
 def test_handed_out_identity_is_the_real_device(loop_devices: list[tuple[str, str]], tmp_path: Path) -> None:
@@ -90,8 +92,9 @@ def test_handed_out_identity_is_the_real_device(loop_devices: list[tuple[str, st
     host = Initiator.from_config(HostConfig(name="localhost"))
     guard = Guard()
     guard.admit(volume.identity)
-    guard.check_device(host, volume.export["device"], volume.identity)
-    other_device = next(d for d, _ in loop_devices if d != volume.export["device"])
+    device = block_device(volume)
+    guard.check_device(host, device, volume.identity)
+    other_device = next(d for d, _ in loop_devices if d != device)
     with pytest.raises(GuardRefused):
         guard.check_device(host, other_device)
     # loop devices carry no WWN: a scan for one that does not exist finds nothing
@@ -117,7 +120,7 @@ def test_command_hook_is_templated_and_timed(loop_devices: list[tuple[str, str]]
     event = array.events[-1]
     assert event["event"] == "snapshot_create" and event["ok"]
     assert event["ended_at"] >= event["started_at"] and event["duration_s"] >= 0
-    assert snapshot.export["hook"]["exit"] == 0
+    assert snapshot.evidence["hook"]["exit"] == 0
 
 
 def test_failing_hook_raises_and_is_still_recorded(loop_devices: list[tuple[str, str]], tmp_path: Path) -> None:

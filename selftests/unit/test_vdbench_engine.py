@@ -17,7 +17,7 @@ from iogate.hosts.guard import Guard
 from iogate.lab import DeviceIdentity
 from iogate.run import Run
 
-VOLUME = Volume("v1", 1 << 30, DeviceIdentity(backing_file="/p/v1.img"), {})
+VOLUME = Volume("v1", 1 << 30, DeviceIdentity(backing_file="/p/v1.img"))
 
 
 def test_configured_home_wins_and_a_missing_one_says_where_it_looked(tmp_path: Path,

@@ -8,6 +8,7 @@ import re
 import pytest
 
 from iogate.arrays.base import Volume
+from iogate.arrays.exports import BlockExport
 from iogate.engines.vdbench import health
 from iogate.engines.vdbench.parmfile import Unsupported, render, xfersize
 from iogate.engines.workload import JobSpec, WorkloadSpec
@@ -15,7 +16,7 @@ from iogate.errors import EngineError
 from iogate.hosts.connectors.base import Connection
 from iogate.lab import DeviceIdentity
 
-VOLUME = Volume("v1", 1 << 30, DeviceIdentity(backing_file="/p/v1.img"), {"device": "/dev/loop9"})
+VOLUME = Volume("v1", 1 << 30, DeviceIdentity(backing_file="/p/v1.img"), (BlockExport(device="/dev/loop9"),))
 TARGET = Connection(protocol="block", host="h1", volume=VOLUME, filename="/dev/loop9", device="/dev/loop9")
 OTHER = Connection(protocol="block", host="h1", volume=VOLUME, filename="/dev/loop8", device="/dev/loop8")
 

@@ -11,6 +11,7 @@ import pytest
 
 from iogate.arrays import ontap, vendor_base
 from iogate.arrays.base import Capability, Unsupported
+from iogate.arrays.exports import IscsiExport, NvmeTcpExport
 from iogate.errors import ArrayError
 from iogate.run import Run
 from selftests.vendors.conftest import INITIATORS, PASSWORD_ENV, make_lab
@@ -96,7 +97,8 @@ def test_lun_lifecycle_igroup_with_the_hosts_iqn_and_identity(driver: ontap.Onta
     assert volume.identity.wwn == ontap.wwn_of_serial(lun["serial_number"])
     (group,) = array.objects["igroups"].values()
     assert group["initiators"] == [{"name": INITIATORS["h1"]["iscsi"]}]
-    assert array.lun_maps and volume.export["target_iqn"].startswith("iqn.1992-08.com.netapp")
+    iscsi = volume.export_of(IscsiExport)
+    assert array.lun_maps and iscsi is not None and iscsi.target_iqn.startswith("iqn.1992-08.com.netapp")
     snap = driver.snapshot_create(volume, "s1")
     assert len(array.snapshots) == 1
     driver.snapshot_delete(snap)
@@ -144,7 +146,8 @@ def test_nvme_namespace_in_a_subsystem_with_the_hosts_nqn(driver: ontap.Ontap, a
     (subsystem,) = array.objects["subsystems"].values()
     assert namespace["name"] == f"/vol/iogate_vol/{driver.prefix}ns0"
     assert subsystem["hosts"] == [{"nqn": INITIATORS["h1"]["nvme-tcp"]}] and len(array.ns_maps) == 1
-    assert volume.identity.nguid == namespace["uuid"] and volume.export["subsys_nqn"] == subsystem["target_nqn"]
+    nvme = volume.export_of(NvmeTcpExport)
+    assert volume.identity.nguid == namespace["uuid"] and nvme is not None and nvme.subsys_nqn == subsystem["target_nqn"]
     driver.teardown()
     assert array.objects["namespaces"] == {} and array.objects["subsystems"] == {} and array.ns_maps == []
 
@@ -203,7 +206,8 @@ def test_rejected_credentials_name_the_call_without_the_password(driver: ontap.O
 def test_reads_are_retried_through_5xx(driver: ontap.Ontap, server: ContractServer) -> None:
     server.inject(Fault("GET", r"/api/protocols/san/iscsi/services$", status=503, times=2))
     volume = driver.create_volume("vol0", 1 << 30)
-    assert volume.export["target_iqn"]
+    iscsi = volume.export_of(IscsiExport)
+    assert iscsi is not None and iscsi.target_iqn
     assert server.calls().count("GET /api/protocols/san/iscsi/services") == 3
     driver.teardown()
 

@@ -14,6 +14,7 @@ import pytest
 
 from iogate.arrays import powerstore, vendor_base
 from iogate.arrays.base import Capability
+from iogate.arrays.exports import IscsiExport
 from iogate.errors import ArrayError
 from iogate.run import Run
 from iogate.run.ledger import Ledger
@@ -77,7 +78,8 @@ def test_volume_lifecycle_maps_the_hosts_initiator_and_reports_the_wwn(driver: p
     (host,) = array.hosts.values()
     assert host["initiators"] == [{"port_name": INITIATORS["h1"]["iscsi"], "port_type": "iSCSI"}]
     assert [m["volume_id"] for m in array.mappings] == [stored["id"]]
-    assert volume.export["target_iqn"].startswith("iqn.2015-10.com.dell") and volume.export["lun"] == 1
+    iscsi = volume.export_of(IscsiExport)
+    assert iscsi is not None and iscsi.target_iqn.startswith("iqn.2015-10.com.dell") and iscsi.lun == 1
     driver.teardown()
     assert array.volumes == {} and array.hosts == {} and array.mappings == []
 

@@ -11,6 +11,7 @@ import pytest
 
 from iogate.arrays import pure, vendor_base
 from iogate.arrays.base import Capability
+from iogate.arrays.exports import IscsiExport
 from iogate.errors import ArrayError
 from iogate.run import Run
 from iogate.run.resources import release_all
@@ -86,7 +87,8 @@ def test_volume_lifecycle_host_connection_identity(driver: pure.Pure, array: Fak
     assert stored["name"] == f"{driver.prefix}vol0" and stored["provisioned"] == 1 << 30
     assert volume.identity.wwn == pure.wwn_of_serial(stored["serial"])
     (host,) = array.hosts.values()
-    assert host["iqns"] == [INITIATORS["h1"]["iscsi"]] and volume.export["lun"] == 1
+    iscsi = volume.export_of(IscsiExport)
+    assert host["iqns"] == [INITIATORS["h1"]["iscsi"]] and iscsi is not None and iscsi.lun == 1
     snap = driver.snapshot_create(volume, "s1")
     assert list(array.snapshots) == [f"{stored['name']}.s1"]
     driver.snapshot_delete(snap)

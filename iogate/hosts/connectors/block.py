@@ -7,6 +7,7 @@ from typing import ClassVar
 from pydantic import BaseModel
 
 from iogate.arrays.base import Volume
+from iogate.arrays.exports import BlockExport
 from iogate.errors import HostError
 from iogate.hosts.connectors.base import Connection, NoOptions
 from iogate.hosts.initiator import Initiator
@@ -21,10 +22,10 @@ class BlockConnector:
         self.protocol = protocol
 
     def connect(self, initiator: Initiator, volume: Volume) -> Connection:
-        device = volume.export.get("device")
-        if not device:
+        export = volume.export_of(BlockExport)
+        if export is None or not export.device:
             raise HostError(f"protocol {self.protocol.name}: volume {volume.name} has no local block device")
-        return Connection.to_device(self.protocol.name, initiator.name, volume, device, cgroup=volume.export.get("cgroup"))
+        return Connection.to_device(self.protocol.name, initiator.name, volume, export.device, cgroup=export.cgroup)
 
     def disconnect(self, initiator: Initiator, connection: Connection) -> None:
         """Nothing to undo: the device belongs to the array driver."""

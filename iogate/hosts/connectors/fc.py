@@ -1,6 +1,7 @@
 """`fc`: Fibre Channel (SCSI-FCP). The array maps the LUN; the host rescans and finds it by WWN.
 
-Nothing to log in to: connect rescans the SCSI hosts that are FC HBAs
+Nothing to log in to (the volume's FcExport says the array mapped it over FC;
+its LUN number is the array's, informative): connect rescans the SCSI hosts that are FC HBAs
 (/sys/class/fc_host) and waits for a device whose VPD 0x83 WWN is the volume's.
 Disconnect flushes and deletes the path devices so no stale path outlives the
 array's unmap. With dm-multipath on the host, use the `multipath` connector.
@@ -13,6 +14,7 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict
 
 from iogate.arrays.base import Volume
+from iogate.arrays.exports import FcExport
 from iogate.errors import HostError
 from iogate.hosts.connectors import scan
 from iogate.hosts.connectors.base import Connection
@@ -45,6 +47,8 @@ class FcConnector:
         self.options = FcOptions.model_validate(protocol.options)
 
     def connect(self, initiator: Initiator, volume: Volume) -> Connection:
+        if volume.export_of(FcExport) is None:
+            raise HostError(f"protocol {self.protocol.name}: volume {volume.name} has no FC export (the array did not map it over FC)")
         if not volume.identity.wwn:
             raise HostError(f"protocol {self.protocol.name}: volume {volume.name} has no WWN to find it by ({volume.identity.describe()})")
         initiator.run(RESCAN)

@@ -1,6 +1,6 @@
 """`iscsi`: open-iscsi login to the volume's target; the LUN is found by WWN.
 
-Volume.export carries `portal` ("ip:port") and `target_iqn`. Only this target's
+The volume's IscsiExport carries `portal` ("ip:port") and `target_iqn`. Only this target's
 node record is created (discovery runs non-persistent, as a check that the
 portal advertises it), and the ledger holds the logout + node delete, so a
 crashed run leaves no session and no node record behind.
@@ -13,6 +13,7 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict
 
 from iogate.arrays.base import Volume
+from iogate.arrays.exports import IscsiExport
 from iogate.errors import HostError
 from iogate.hosts.connectors import scan
 from iogate.hosts.connectors.base import Connection, JournalledConnector
@@ -36,12 +37,13 @@ class IscsiConnector(JournalledConnector):
     options: IscsiOptions
 
     def connect(self, initiator: Initiator, volume: Volume) -> Connection:
-        portal, iqn = volume.export.get("portal"), volume.export.get("target_iqn")
-        if not portal or not iqn:
+        export = volume.export_of(IscsiExport)
+        if export is None or not export.portal or not export.target_iqn:
             raise HostError(f"protocol {self.protocol.name}: volume {volume.name} has no iSCSI export (portal, target_iqn)")
+        portal, iqn = export.portal, export.target_iqn
         node = f"iscsiadm -m node -T {iqn} -p {portal}"
         undo = f"{node} -u >/dev/null 2>&1; {node} -o delete >/dev/null 2>&1; true"
-        entry = remote.intend(self.run.ledger, initiator, f"iSCSI session {iqn} via {portal}", undo, volume.export.get("vanishes_with"))
+        entry = remote.intend(self.run.ledger, initiator, f"iSCSI session {iqn} via {portal}", undo, export.vanishes_with)
         self._entries[(initiator.name, volume.name)] = entry
         if self.options.discovery:
             advertised = initiator.run("iscsiadm -m discovery -t sendtargets -p %s -o nonpersistent", portal).stdout

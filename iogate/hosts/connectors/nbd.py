@@ -2,6 +2,8 @@
 
 A second real protocol path on the local lab: the I/O leaves fio as NBD requests,
 crosses a socket and lands on the same loop device through nbdkit's file plugin.
+The array's record is the volume's BlockExport (the device nbdkit serves): the
+NBD export itself is made here, by the connector.
 nbdkit runs in the volume's blkio cgroup so the array's QoS caps still apply.
 """
 
@@ -16,6 +18,7 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from iogate.arrays.base import Volume
+from iogate.arrays.exports import BlockExport
 from iogate.errors import HostError
 from iogate.hosts.connectors.base import Connection
 from iogate.hosts.initiator import Initiator
@@ -43,7 +46,10 @@ class NbdConnector:
     def connect(self, initiator: Initiator, volume: Volume) -> Connection:
         if not initiator.is_local:
             raise HostError(f"protocol {self.protocol.name}: nbd export is only wired for the local host, not {initiator.name}")
-        device = volume.export["device"]
+        export = volume.export_of(BlockExport)
+        if export is None or not export.device:
+            raise HostError(f"protocol {self.protocol.name}: volume {volume.name} has no local block device for nbdkit to serve")
+        device = export.device
         # A Unix socket path must fit in 108 bytes: keep it short, not under the run directory.
         digest = hashlib.sha1(f"{self.run.run_dir}/{volume.name}".encode()).hexdigest()[:12]
         socket = Path(tempfile.gettempdir()) / f"iogate-nbd-{digest}.sock"
@@ -51,7 +57,7 @@ class NbdConnector:
         ledger = self.run.ledger
         entries = [ledger.intend("file", path=str(socket))]
         entries.append(ledger.intend("process", name="nbdkit", marker=str(socket)))
-        cgroup = volume.export.get("cgroup")
+        cgroup = export.cgroup
         join = f"echo $$ > {cgroup}/cgroup.procs && " if cgroup else ""
         # nbdkit forks into the background once the socket is ready; the socket path is its ledger marker.
         initiator.run(f"sh -c '{join}exec nbdkit -U {socket} -P {pidfile} -t {self.options.threads} file file={device} cache=none'")

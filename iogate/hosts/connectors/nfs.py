@@ -1,7 +1,7 @@
 """`nfs`: mount the volume's export (vers, nconnect, options); fio runs on a file in it.
 
-Volume.export carries `server` and `path`; Volume.identity.nfs_export is
-"server:path". Connection.device is None: the guard instead checks that the
+The volume's NfsExport carries `server` and `path`; its "server:path" is what
+is mounted, and what Volume.identity.nfs_export says. Connection.device is None: the guard instead checks that the
 file's directory is an NFS mount of exactly that export. The ledger holds the
 umount and the mount point directory.
 """
@@ -13,6 +13,7 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from iogate.arrays.base import Volume
+from iogate.arrays.exports import NfsExport
 from iogate.errors import HostError
 from iogate.hosts.connectors.base import Connection, JournalledConnector
 from iogate.hosts.initiator import Initiator
@@ -43,14 +44,15 @@ class NfsConnector(JournalledConnector):
         return ",".join(options + list(self.options.mount_options))
 
     def connect(self, initiator: Initiator, volume: Volume) -> Connection:
-        export = volume.identity.nfs_export
-        if not export:
+        record = volume.export_of(NfsExport)
+        if record is None or not record.server or not record.path:
             raise HostError(f"protocol {self.protocol.name}: volume {volume.name} has no NFS export")
+        export = record.source
         mountpoint = f"{self.options.mount_root}/{self.run.run_id}/{self.protocol.name}/{volume.name}"
         undo = (
             f"if mountpoint -q {mountpoint}; then umount {mountpoint} || umount -l {mountpoint}; fi; rmdir {mountpoint} 2>/dev/null; true"
         )
-        entry = remote.intend(self.run.ledger, initiator, f"NFS mount {export} on {mountpoint}", undo, volume.export.get("vanishes_with"))
+        entry = remote.intend(self.run.ledger, initiator, f"NFS mount {export} on {mountpoint}", undo, record.vanishes_with)
         self._entries[(initiator.name, volume.name)] = entry
         initiator.run("mkdir -p %s && mount -t nfs -o %s %s %s", mountpoint, self.mount_options(), export, mountpoint)
         self.run.ledger.created(entry)

@@ -1,6 +1,6 @@
 """`nvme-tcp`: nvme-cli discover + connect to the volume's subsystem; the namespace is found by NGUID.
 
-Volume.export carries `traddr`, `trsvcid` and `subsys_nqn`. The host NQN is the
+The volume's NvmeTcpExport carries `traddr`, `trsvcid` and `subsys_nqn`. The host NQN is the
 initiator's own (/etc/nvme/hostnqn) unless the options name one; the array must
 allow it. The ledger holds the disconnect.
 """
@@ -12,6 +12,7 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict
 
 from iogate.arrays.base import Volume
+from iogate.arrays.exports import NvmeTcpExport
 from iogate.errors import HostError
 from iogate.hosts.connectors import scan
 from iogate.hosts.connectors.base import Connection, JournalledConnector
@@ -35,17 +36,17 @@ class NvmeTcpConnector(JournalledConnector):
     options: NvmeTcpOptions
 
     def connect(self, initiator: Initiator, volume: Volume) -> Connection:
-        traddr, trsvcid, nqn = (volume.export.get(k) for k in ("traddr", "trsvcid", "subsys_nqn"))
-        if not traddr or not nqn:
+        export = volume.export_of(NvmeTcpExport)
+        if export is None or not export.traddr or not export.subsys_nqn:
             raise HostError(f"protocol {self.protocol.name}: volume {volume.name} has no NVMe/TCP export (traddr, subsys_nqn)")
-        trsvcid = str(trsvcid or 4420)
+        traddr, trsvcid, nqn = export.traddr, str(export.trsvcid or 4420), export.subsys_nqn
         initiator.run("modprobe nvme-tcp 2>/dev/null || true")
         entry = remote.intend(
             self.run.ledger,
             initiator,
             f"NVMe/TCP controller {nqn}",
             f"nvme disconnect -n {nqn} >/dev/null 2>&1; true",
-            volume.export.get("vanishes_with"),
+            export.vanishes_with,
         )
         self._entries[(initiator.name, volume.name)] = entry
         host_args = ["-q", self.options.hostnqn] if self.options.hostnqn else []
