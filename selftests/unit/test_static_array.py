@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 import pytest
 
 from iogate.arrays.base import Capability, Unsupported
-from iogate.arrays.exports import BlockExport
+from iogate.arrays.exports import BlockExport, FcExport, IscsiExport, NfsExport, NvmeTcpExport
 from iogate.arrays.static import StaticArray, StaticOptions
 from iogate.errors import ArrayError, GuardRefused, LabFileError
 from iogate.hosts.connectors.scan import find_devices
@@ -203,3 +203,23 @@ def test_example_lab_errors_name_file_and_line(tmp_path: Path) -> None:
     broken.write_text(EXAMPLE.read_text().replace("protocol: iscsi", "protocol: iscsi\n        bogus: 1", 1))
     with pytest.raises(LabFileError, match=r"static.yaml line \d+: array.options.volumes.0.bogus"):
         load_lab(broken)
+
+
+def test_listed_exports_become_typed_records() -> None:
+    """The lab's `export` of a listed volume is checked when the lab loads and becomes the connector's record."""
+    options = StaticOptions.model_validate(load_lab(EXAMPLE).array.options)
+    by_protocol = {volume.protocol: volume.exports() for volume in options.volumes}
+    assert by_protocol["iscsi"] == (IscsiExport(portal="192.0.2.10:3260", target_iqn="iqn.2001-01.com.example:array.tgt1"),)
+    assert by_protocol["nvme-tcp"] == (NvmeTcpExport(traddr="192.0.2.10", subsys_nqn="nqn.2001-01.com.example:array.sub1"),)
+    assert by_protocol["nfs"] == (NfsExport(server="192.0.2.20", path="/export/iogate"),)
+    fc = StaticOptions.model_validate({"volumes": [{"name": "x", "size": "1GiB", "protocol": "fc", "identity": {"wwn": "naa.1"}}]})
+    assert fc.volumes[0].exports() == (FcExport(),)
+    incomplete = {"name": "x", "size": "1GiB", "protocol": "iscsi", "identity": {"wwn": "naa.1"}, "export": {"portal": "10.0.0.5:3260"}}
+    assert StaticOptions.model_validate({"volumes": [incomplete]}).volumes[0].exports() == ()  # the connector names what is missing
+    typo = {**incomplete, "export": {"portal": "10.0.0.5:3260", "target-iqn": "iqn.x"}}
+    with pytest.raises(ValueError, match="target-iqn"):
+        StaticOptions.model_validate({"volumes": [typo]})
+    nfs = {"name": "n", "size": "1GiB", "protocol": "nfs", "identity": {"nfs_export": "10.0.0.7:/a"},
+           "export": {"server": "10.0.0.7", "path": "/b"}}
+    with pytest.raises(ValueError, match="is not identity.nfs_export"):
+        StaticOptions.model_validate({"volumes": [nfs]})
