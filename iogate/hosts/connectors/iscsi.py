@@ -1,9 +1,11 @@
 """`iscsi`: open-iscsi login to the volume's target; the LUN is found by WWN.
 
-The volume's IscsiExport carries `portal` ("ip:port") and `target_iqn`. Only this target's
-node record is created (discovery runs non-persistent, as a check that the
-portal advertises it), and the ledger holds the logout + node delete, so a
-crashed run leaves no session and no node record behind.
+The volume's IscsiExport carries `portal` ("ip:port") and `target_iqn`. Only
+this target's node record is created (discovery runs non-persistent, as a check
+that the portal advertises it), and the ledger holds the logout + node delete,
+so a crashed run leaves no session and no node record behind. CHAP comes from
+the connector's options (the password as a reference, resolved at login and
+redacted), never from the record.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """`nfs`: mount the volume's export (vers, nconnect, options); fio runs on a file in it.
 
 The volume's NfsExport carries `server` and `path`; its "server:path" is what
-is mounted, and what Volume.identity.nfs_export says. Connection.device is None: the guard instead checks that the
-file's directory is an NFS mount of exactly that export. The ledger holds the
-umount and the mount point directory.
+is mounted, and what Volume.identity.nfs_export says. Connection.device is None:
+the guard instead checks that the file's directory is an NFS mount of exactly
+that export. The ledger holds the umount and the mount point directory.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """`nvme-tcp`: nvme-cli discover + connect to the volume's subsystem; the namespace is found by NGUID.
 
-The volume's NvmeTcpExport carries `traddr`, `trsvcid` and `subsys_nqn`. The host NQN is the
-initiator's own (/etc/nvme/hostnqn) unless the options name one; the array must
-allow it. The ledger holds the disconnect.
+The volume's NvmeTcpExport carries `traddr`, `trsvcid` and `subsys_nqn`. The
+host NQN is the initiator's own (/etc/nvme/hostnqn) unless the options name
+one; the array must allow it. The ledger holds the disconnect.
 """
 
 from __future__ import annotations
