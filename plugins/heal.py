@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
+from fixtures.stash import facts
 from iogate.run.resources import heal
 from plugins.options import CONFIG_KEY
-from plugins.report import facts
 
 
 @pytest.hookimpl(trylast=True)

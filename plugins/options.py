@@ -44,6 +44,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="acceptance spec YAML (default: the lab file's `criteria:`, else criteria/poc.yaml)")
     group.addoption("--results-db", default=str(ROOT / ".iogate" / "results.sqlite"), help="SQLite results store")
     group.addoption("--baseline", default=None, help="compare with stored runs: last | median:K | RUN_ID")
+    group.addoption("--tiles", type=int, default=None, help="Hitachi VM tiles to run (default: lab YAML `tiles`, else per profile)")
+    group.addoption(
+        "--verdicts-jsonl", default=None,
+        help="append every verdict (test, check, measured, bound ...) to this JSON-lines file (tools/calibrate.py reads it)")
 
 
 def pytest_configure(config: pytest.Config) -> None:

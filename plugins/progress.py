@@ -7,14 +7,8 @@ from __future__ import annotations
 
 import pytest
 
+from fixtures.stash import PROGRESS, live_progress
 from iogate.report.progress import Progress, progress_wanted
-
-PROGRESS = pytest.StashKey[Progress]()
-
-
-def live_progress(config: pytest.Config) -> Progress | None:
-    """The session's progress line, if one is shown (the engine feeds it fio's status)."""
-    return config.stash.get(PROGRESS, None)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

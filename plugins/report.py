@@ -1,7 +1,7 @@
 """Report glue: Allure environment and categories (product defect vs infrastructure).
 
 Fixtures put what they learn (array model and firmware, host kernels and fio
-versions) into FACTS; at session end they are written to
+versions) into the session's facts (fixtures/stash.py); at session end they are written to
 allure-results/environment.properties, with categories.json beside them.
 """
 
@@ -13,15 +13,9 @@ import allure
 import pytest
 
 import iogate
+from fixtures.stash import facts
 from iogate.report import write_categories, write_environment
 from plugins.options import CONFIG_KEY
-
-FACTS = pytest.StashKey[dict[str, str]]()
-
-
-def facts(config: pytest.Config) -> dict[str, str]:
-    """The session's environment facts; fixtures add to it."""
-    return config.stash.setdefault(FACTS, {})
 
 
 @pytest.fixture(autouse=True)

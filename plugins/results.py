@@ -9,34 +9,19 @@ mode, tolerance) is one more verdict of the test, failing like any other.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import replace
 
 import pytest
 
 from criteria.spec import Check
+from fixtures.stash import POINTS
 from iogate.errors import LabFileError
-from iogate.metrics.types import RunResult
 from iogate.results.compare import choose_baseline, regression_verdict
 from iogate.results.store import ResultsStore, RunPoint, metrics_from_run
 from iogate.verdict import Verdict
 from plugins.options import CONFIG_KEY
 
-
-@dataclass(frozen=True)
-class MeasuredPoint:
-    name: str
-    params: dict[str, Any]
-    result: RunResult
-
-
-POINTS = pytest.StashKey[list[MeasuredPoint]]()
 STORE = pytest.StashKey[ResultsStore]()
-
-
-def record(item: pytest.Item, name: str, params: dict[str, Any], result: RunResult) -> None:
-    """Called by `measure` for every run point of a test."""
-    item.stash.setdefault(POINTS, []).append(MeasuredPoint(name, params, result))
 
 
 def _store(config: pytest.Config) -> ResultsStore:

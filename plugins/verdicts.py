@@ -64,12 +64,6 @@ def verdict_table_html(verdicts: list[Verdict]) -> str:
     return html_table(VERDICT_COLUMNS, [verdict_cells(v) for v in verdicts])
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.getgroup("iogate").addoption(
-        "--verdicts-jsonl", default=None,
-        help="append every verdict (test, check, measured, bound ...) to this JSON-lines file (tools/calibrate.py reads it)")
-
-
 def _append_rows(path: str, nodeid: str, verdicts: list[Verdict]) -> None:
     with Path(path).open("a", encoding="utf-8") as out:
         for verdict in verdicts:

@@ -25,20 +25,11 @@ import json
 import allure
 import pytest
 
-from fixtures.events import (
-    attach_rise,
-    attach_timeline,
-    event_checks,
-    event_verdicts,
-    filled_volume,
-    phase_s,
-    phased_runtime_s,
-    scaled_iops,
-    skip_without,
-    verify_region,
-)
+from criteria.events_family import event_checks, event_verdicts
+from fixtures.events import attach_rise, attach_timeline, filled_volume, skip_without
 from iogate.arrays.base import Capability
 from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
+from iogate.events.load import phase_s, phased_runtime_s, scaled_iops, verify_region
 from iogate.events.model import Event
 from iogate.metrics.windows import WindowStats, event_windows, window_stats
 

@@ -30,7 +30,8 @@ from __future__ import annotations
 import allure
 import pytest
 
-from fixtures.scaling import DATAPATH, attach_step_tables, datapath_verdict, host_targets, stepping_verdicts
+from criteria.scaling_family import DATAPATH, datapath_verdict, stepping_verdicts
+from fixtures.scaling import attach_step_tables, host_targets
 from iogate.engines.workload import WorkloadSpec
 from iogate.procedures import scaling
 from plugins.options import CONFIG_KEY

@@ -25,8 +25,7 @@ import pytest
 from criteria.points import SweepPoint
 from fixtures.suite import SweepRecord, attach_table
 from iogate.engines.workload import JobSpec, RunPlan
-from iogate.metrics.hostcpu import host_cpu, mean_pct_per_kiops
-from iogate.procedures.dell import GridPoint, load_sweeps
+from iogate.procedures.dell import GridPoint, load_sweeps, point_row, relative_rows
 from plugins.options import CONFIG_KEY
 
 DELL = load_sweeps().dell
@@ -47,29 +46,6 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         points = DELL.grid_for(config.profile).points()
         cases = [SweepCase(p.name, point) for p in config.lab.protocols for point in points]
         metafunc.parametrize("case", cases, ids=[f"{config.lab.name}-{c.protocol}-{c.point.id}" for c in cases])
-
-
-def point_row(protocol: str, point: GridPoint, measured: SweepPoint, result, cpus: dict[str, int]) -> dict:  # type: ignore[no-untyped-def]
-    read, write = result.total("read"), result.total("write")
-    cpu = host_cpu(result, cpus)
-    return {
-        "protocol": protocol, "point": point.id, "read_pct": point.read_pct, "bs": point.bs, "threads": point.threads,
-        "iops": round(measured.iops, 1),
-        "mb_per_s": round((read.bw_bytes_per_s + write.bw_bytes_per_s) / 1e6, 2),
-        "mean_latency_ms": round(measured.latency_mean_ns / 1e6, 4),
-        "p99_latency_ms": round(measured.latency_pct_ns[99.0] / 1e6, 4),
-        "host_cpu_pct": round(sum(c.busy_pct for c in cpu) / max(len(cpu), 1), 1),
-        "host_cpu_pct_per_kiops": round(mean_pct_per_kiops(cpu), 4),
-        "cpu_us_per_io": round(sum(c.cpu_us_per_io or 0 for c in cpu) / max(len(cpu), 1), 2),
-    }
-
-
-def relative_rows(records: list[SweepRecord], baseline_records: list[SweepRecord], baseline: str) -> list[dict]:
-    """Each point's row with its IOPS as % of the baseline transport's at the same point: the baseline
-    itself reads 100 (as the protocols family reads it); Dell quotes the difference, 100 less."""
-    base = {r.point.id: r.row["iops"] for r in baseline_records}
-    return [{**r.row, f"iops_vs_{baseline}_pct": round(100.0 * r.row["iops"] / base[r.point.id], 1) if base.get(r.point.id) else ""}
-            for r in records]
 
 
 @pytest.mark.sweep
@@ -104,7 +80,8 @@ def test_sweep_saturation(protocol, lab, spec, judge, sweep_points):
     records = sweep_points.get(protocol)
     if not records:
         pytest.skip(f"no sweep point of protocol {protocol} ran in this session (select test_sweep too)")
-    attach_table(f"sweep {protocol}", relative_rows(records, sweep_points.get(lab.baseline), lab.baseline))
+    baseline_rows = [r.row for r in sweep_points.get(lab.baseline)]
+    attach_table(f"sweep {protocol}", relative_rows([r.row for r in records], baseline_rows, lab.baseline))
     curves: dict[str, list[SweepRecord]] = {}
     for record in records:
         curves.setdefault(record.point.curve, []).append(record)

@@ -133,3 +133,15 @@ class RunPlan:
     @property
     def duration_s(self) -> float:
         return max(job.workload.runtime_s + job.workload.ramp_s for job in self.jobs)
+
+
+def plan_params(plan: RunPlan) -> dict[str, object]:
+    """What identifies a run point across runs (the results store's parameters): protocols,
+    hosts, job count and the first job's workload shape."""
+    first = plan.jobs[0]
+    return {
+        "protocols": sorted({job.target.protocol for job in plan.jobs}),
+        "hosts": plan.hosts,
+        "jobs": len(plan.jobs),
+        **first.workload.params(),
+    }

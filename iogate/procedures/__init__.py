@@ -15,4 +15,5 @@ and what they share:
 
     common.py     Strict models, DataPattern, the profile's grid override and pick
     placement.py  VMs -> hosts, volumes and regions (place_vms), VMJobs
+    prefill.py    the suite's prefill (Dell's pre-fill) and its plan
 """

@@ -1,16 +1,24 @@
-"""Dell PowerStore sweep (workloads/sweeps.yaml): read % x block size x threads."""
+"""Dell PowerStore sweep (workloads/sweeps.yaml): read % x block size x threads.
+
+Besides the catalog and the point's workload: the table Dell reports, one row
+per measured point (point_row), and each transport's IOPS as % of the baseline
+transport's at the same point (relative_rows).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import Field
 
 from iogate.engines.workload import WorkloadSpec
 from iogate.lab.profiles import Profile
 from iogate.lab.yamlfile import load_model
+from iogate.metrics.hostcpu import host_cpu, mean_pct_per_kiops
+from iogate.metrics.types import RunResult
 from iogate.procedures.common import WORKLOADS_DIR, DataPattern, Pct, Positive, SizeStr, Strict, grid_override, pick_grid
 from iogate.units import format_size, parse_size_bytes
 
@@ -77,3 +85,42 @@ class SweepCatalog(Strict):
 
 def load_sweeps(path: Path | None = None) -> SweepCatalog:
     return load_model(SweepCatalog, path or WORKLOADS_DIR / "sweeps.yaml")
+
+
+class PointFigures(Protocol):
+    """A sweep point's measured figures (criteria.points.SweepPoint has them)."""
+
+    @property
+    def iops(self) -> float: ...
+
+    @property
+    def latency_mean_ns(self) -> float: ...
+
+    @property
+    def latency_pct_ns(self) -> Mapping[float, float]: ...
+
+
+def point_row(protocol: str, point: GridPoint, measured: PointFigures, result: RunResult, cpus: dict[str, int]) -> dict[str, Any]:
+    """One row of the sweep table: the point, its IOPS, MB/s (read + write), mean and p99 latency,
+    and host CPU (mean busy %, % per kIOPS, µs per I/O over the hosts; `cpus` = each host's CPU count)."""
+    read, write = result.total("read"), result.total("write")
+    cpu = host_cpu(result, cpus)
+    return {
+        "protocol": protocol, "point": point.id, "read_pct": point.read_pct, "bs": point.bs, "threads": point.threads,
+        "iops": round(measured.iops, 1),
+        "mb_per_s": round((read.bw_bytes_per_s + write.bw_bytes_per_s) / 1e6, 2),
+        "mean_latency_ms": round(measured.latency_mean_ns / 1e6, 4),
+        "p99_latency_ms": round(measured.latency_pct_ns[99.0] / 1e6, 4),
+        "host_cpu_pct": round(sum(c.busy_pct for c in cpu) / max(len(cpu), 1), 1),
+        "host_cpu_pct_per_kiops": round(mean_pct_per_kiops(cpu), 4),
+        "cpu_us_per_io": round(sum(c.cpu_us_per_io or 0 for c in cpu) / max(len(cpu), 1), 2),
+    }
+
+
+def relative_rows(rows: Sequence[Mapping[str, Any]], baseline_rows: Sequence[Mapping[str, Any]], baseline: str) -> list[dict[str, Any]]:
+    """Each point's row (point_row) with its IOPS as % of the baseline transport's at the same point, in
+    column "iops_vs_<baseline>_pct": the baseline itself reads 100 (as the protocols family reads it); Dell
+    quotes the difference, 100 less. A point the baseline did not measure (or measured at 0 IOPS) reads ""."""
+    base = {r["point"]: r["iops"] for r in baseline_rows}
+    return [{**r, f"iops_vs_{baseline}_pct": round(100.0 * r["iops"] / base[r["point"]], 1) if base.get(r["point"]) else ""}
+            for r in rows]

@@ -11,7 +11,9 @@ of dicts shown as text, one column per key.
 
 from __future__ import annotations
 
+import csv
 import html
+import io
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -43,3 +45,13 @@ def rows_table(rows: Sequence[Mapping[str, Any]], caption: str = "", float_forma
         return EMPTY_PAGE
     keys = list(dict.fromkeys(key for row in rows for key in row))
     return html_table(keys, ([text_cell(row.get(key), float_format) for key in keys] for row in rows), caption)
+
+
+def table_csv(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The rows as CSV text, the first row's keys the header ("" for no rows): the CSV twin of rows_table."""
+    out = io.StringIO()
+    if rows:
+        writer = csv.DictWriter(out, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    return out.getvalue()

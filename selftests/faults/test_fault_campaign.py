@@ -27,7 +27,6 @@ from typing import Any
 import pytest
 
 from criteria import no_io_errors
-from fixtures.volumes import PREFILL
 from iogate.arrays.base import Volume
 from iogate.arrays.local import LocalArray
 from iogate.arrays.static import StaticArray
@@ -40,6 +39,7 @@ from iogate.hosts.guard import Guard
 from iogate.hosts.initiator import Initiator
 from iogate.lab import DEFAULT_LAB, DeviceIdentity, HostConfig, Lab, load_lab
 from iogate.metrics.types import Dir
+from iogate.procedures.prefill import PREFILL
 from iogate.run import Run
 from iogate.run.resources import heal, marker_pids, release_all
 from selftests.conftest import block_target

@@ -27,11 +27,11 @@ from pathlib import Path
 import pytest
 
 from criteria import latency_delta, no_io_errors, throughput_impact
-from fixtures.events import verify_region
 from iogate.arrays.local import LocalArray
 from iogate.engines.base import LoadControl
 from iogate.engines.fio.runner import FioEngine
 from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
+from iogate.events.load import verify_region
 from iogate.events.model import Event
 from iogate.events.schedule import EventRun, EventSchedule
 from iogate.hosts.connectors.base import Connection

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.volumes import PREFILL
 from iogate.arrays.base import Volume
 from iogate.arrays.local import LocalArray
 from iogate.engines.fio.runner import FioEngine
@@ -19,6 +18,7 @@ from iogate.hosts.connectors.base import Connection
 from iogate.hosts.guard import Guard
 from iogate.hosts.initiator import Initiator
 from iogate.lab import DeviceIdentity, Lab
+from iogate.procedures.prefill import PREFILL
 from iogate.run import Run
 from iogate.run.resources import release_all
 from selftests.conftest import block_target

@@ -14,7 +14,7 @@ every job a server forks is then throttled per device, i.e. per host. Then:
   * no caps: the slow-host verdict names no host.
 
 Verdicts come from the shipped criteria/local.yaml bounds (the spec of this machine's labs) through the same glue
-the acceptance test uses (fixtures/scaling.py).
+the acceptance test uses (criteria/scaling_family.py).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from pathlib import Path
 
 import pytest
 
+from criteria.scaling_family import DATAPATH, LINEAR, SLOW_HOST, datapath_verdict, linear_verdict, slow_host_verdict
 from criteria.spec import FamilySpec, load_named
-from fixtures.scaling import DATAPATH, LINEAR, SLOW_HOST, datapath_verdict, linear_verdict, slow_host_verdict
 from iogate.arrays.base import Volume
 from iogate.arrays.local import LocalArray
 from iogate.engines.fio.client_server import ClientServerEngine

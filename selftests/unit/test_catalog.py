@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.volumes import PREFILL
 from iogate.arrays.base import Volume
 from iogate.arrays.exports import BlockExport
 from iogate.engines.fio.jobfile import job_options
@@ -21,6 +20,7 @@ from iogate.procedures.hitachi import load_tiles
 from iogate.procedures.iogen import load_iogen
 from iogate.procedures.netapp import load_netapp
 from iogate.procedures.placement import REGION_ALIGN_BYTES, hosts_for_groups, place_vms
+from iogate.procedures.prefill import PREFILL
 from iogate.units import parse_size_bytes
 
 TILE = load_tiles().tile

@@ -155,12 +155,10 @@ def test_sweep_point_from_a_real_run() -> None:
 
 
 def test_sweep_table_reads_the_baseline_transport_as_100_pct() -> None:
-    from types import SimpleNamespace
+    from iogate.procedures.dell import relative_rows
 
-    from tests.test_sweep import relative_rows
-
-    def record(point: str, iops: float):  # type: ignore[no-untyped-def]
-        return SimpleNamespace(point=SimpleNamespace(id=point), row={"point": point, "iops": iops})
+    def record(point: str, iops: float) -> dict[str, object]:
+        return {"point": point, "iops": iops}
 
     block = [record("rd70-4k-t8", 2000.0), record("rd70-4k-t32", 0.0)]
     nbd = [record("rd70-4k-t8", 1500.0), record("rd70-4k-t32", 10.0)]

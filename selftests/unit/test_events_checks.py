@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from criteria.events_family import event_checks
 from criteria.spec import load_named
-from fixtures.events import event_checks, require_verifier_ran
 from iogate.errors import EngineError
+from iogate.events.load import require_verifier_ran
 from iogate.metrics.types import Dir, Direction, JobResult, RunResult, Series
 
-# The prefixes the events tests select their checks by (fixtures.events.event_checks).
+# The prefixes the events tests select their checks by (criteria.events_family.event_checks).
 PREFIXES = ("snapshot_", "dedupe_", "replica_", "mirror_frontend_write_", "mirror_backend_write_")
 JUDGEABLE = {"throughput_impact", "latency_delta", "latency_bound", "throughput_min", "target_iops_held"}
 

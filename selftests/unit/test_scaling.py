@@ -1,4 +1,4 @@
-"""Client stepping logic (iogate/procedures/scaling.py) and its verdicts (fixtures/scaling.py), on synthetic runs.
+"""Client stepping logic (iogate/procedures/scaling.py) and its verdicts (criteria/scaling_family.py), on synthetic runs.
 
 Every verdict is shown passing on data where it must pass and failing where it
 must fail; the slow-host verdict must name exactly the slow host.
@@ -10,17 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from criteria.scaling_family import DATAPATH, LINEAR, SLOW_HOST, datapath_verdict, linear_verdict, slow_host_verdict, stepping_verdicts
 from criteria.spec import load_named, load_spec
-from fixtures.scaling import (
-    DATAPATH,
-    LINEAR,
-    SLOW_HOST,
-    AllHostsSteps,
-    datapath_verdict,
-    linear_verdict,
-    slow_host_verdict,
-    stepping_verdicts,
-)
+from fixtures.scaling import AllHostsSteps
 from iogate.arrays.base import Volume
 from iogate.engines.workload import WorkloadSpec
 from iogate.errors import LabFileError

@@ -1,0 +1,52 @@
+"""How the checks of the spec's `events` family judge an event test.
+
+A test picks its checks by name prefix (event_checks); each check judges the
+windows its criterion reads (judge_windows): the event window alone (absolute
+bounds), the event window against the baseline window before it (relative
+impact), or the per-VM targets over the event window; the family's no_errors
+judges the whole run (event_verdicts).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from criteria.spec import Check, FamilySpec
+from iogate.metrics.types import RunResult, Series
+from iogate.metrics.windows import WindowStats
+from iogate.verdict import Verdict
+
+# How an events check is judged, by its criterion: on the event window alone (absolute bounds),
+# or the event window against the baseline window before it (relative impact).
+ON_EVENT = {"latency_bound", "throughput_min"}
+AGAINST_BASELINE = {"throughput_impact", "latency_delta"}
+
+
+def event_checks(family: FamilySpec, prefix: str, *, others: Sequence[str] = ()) -> list[Check]:
+    """The checks of the events family an event test applies, by name: every check starting with
+    `prefix` ("dedupe_", "snapshot_backend_write_") except those starting with one of `others`
+    (the other cases' prefixes). A spec chooses what a lab is judged on by which checks it names."""
+    return [c for c in family if c.name.startswith(prefix) and not any(c.name.startswith(o) for o in others)]
+
+
+def judge_windows(checks: Sequence[Check], baseline: WindowStats, event: WindowStats, *,
+                  series: Series | None = None, targets: Mapping[str, float] | None = None) -> list[Verdict]:
+    """Each check on the windows its criterion reads (see ON_EVENT / AGAINST_BASELINE)."""
+    verdicts = []
+    for check in checks:
+        if check.criterion in ON_EVENT:
+            verdicts.append(check.evaluate(event))
+        elif check.criterion in AGAINST_BASELINE:
+            verdicts.append(check.evaluate(baseline, event))
+        elif check.criterion == "target_iops_held" and series is not None and targets is not None:
+            verdicts.append(check.evaluate(series, targets, window=event.window))
+        else:
+            raise ValueError(f"{check.where}: events check {check.name} ({check.criterion}) cannot judge an event window")
+    return verdicts
+
+
+def event_verdicts(family: FamilySpec, checks: Sequence[Check], baseline: WindowStats, event: WindowStats, result: RunResult,
+                   *, series: Series | None = None, targets: Mapping[str, float] | None = None) -> list[Verdict]:
+    """What an event test is judged on: its checks on the windows (judge_windows), and the family's
+    no_errors on the whole run (the verify region included: a lost or corrupted I/O fails it)."""
+    return [*judge_windows(checks, baseline, event, series=series, targets=targets), family["no_errors"].evaluate(result)]

@@ -1,0 +1,23 @@
+"""The headline figures of a run point: total IOPS, and per direction its IOPS, mean and p99 latency.
+
+They are the run's Allure summary (JSON) and parameters.
+"""
+
+from __future__ import annotations
+
+from iogate.metrics.histogram import Histogram
+from iogate.metrics.types import Dir, RunResult
+
+
+def summary(result: RunResult) -> dict[str, float]:
+    """Headline figures of a run point: "iops", then for each direction that did I/O
+    "<dir>_iops", "<dir>_mean_ms" and "<dir>_p99_ms" (from the merged histogram)."""
+    figures: dict[str, float] = {"iops": round(result.total_iops, 1)}
+    for direction in (Dir.READ, Dir.WRITE):
+        total = result.total(direction)
+        if total.active:
+            hist = Histogram.from_json_bins(total.clat.bins)
+            figures[f"{direction}_iops"] = round(total.iops, 1)
+            figures[f"{direction}_mean_ms"] = round(total.clat.mean_ns / 1e6, 3)
+            figures[f"{direction}_p99_ms"] = round(hist.percentile_ns(99) / 1e6, 3)
+    return figures

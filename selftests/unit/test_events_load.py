@@ -1,0 +1,123 @@
+"""The load beside events (iogate.events.load) and how the events family judges its windows
+(criteria.events_family); expected values worked out by hand."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from criteria.events_family import event_verdicts, judge_windows
+from iogate.arrays.base import Volume
+from iogate.events.load import (
+    SEQUENTIAL_FILL,
+    VERIFY_JOB,
+    fill_plan,
+    phase_s,
+    phased_runtime_s,
+    relative_rise,
+    scaled_iops,
+    verify_region,
+)
+from iogate.hosts.connectors.base import Connection
+from iogate.lab import DeviceIdentity
+from iogate.lab.profiles import Profile
+from iogate.metrics.windows import DirectionWindow, Window, WindowStats
+
+
+def connection(name: str = "ev1") -> Connection:
+    volume = Volume(name, 1 << 30, DeviceIdentity(backing_file=f"/pool/{name}.img"), {"device": f"/dev/{name}"})
+    return Connection("block", "h1", volume, f"/dev/{name}")
+
+
+def stats(name: str, start_ms: int, end_ms: int, *intervals: tuple[int, float, float | None]) -> WindowStats:
+    total = DirectionWindow(tuple(intervals), label=f"window {name}")
+    return WindowStats(Window(name, start_ms, end_ms), total, {})
+
+
+def test_fill_plan_is_one_fill_job_on_the_connection() -> None:
+    target = connection()
+    plan = fill_plan("fill-ev1", target)
+    assert (plan.name, [(j.name, j.workload, j.target) for j in plan.jobs]) == ("fill-ev1", [("fill", SEQUENTIAL_FILL, target)])
+    assert (SEQUENTIAL_FILL.read_pct, SEQUENTIAL_FILL.random_pct, SEQUENTIAL_FILL.bs, SEQUENTIAL_FILL.time_based) == (0, 0, "256k", False)
+
+
+def test_verify_region_checks_4k_writes_at_the_rate_in_both_directions() -> None:
+    job = verify_region(connection(), offset="512m", size="64m", runtime_s=30, ramp_s=2, iops=50)
+    w = job.workload
+    assert job.name == VERIFY_JOB == "verify"
+    assert (w.read_pct, w.random_pct, w.bs, w.iodepth, w.offset, w.size, w.verify) == (0, 100, "4k", 1, "512m", "64m", "crc32c")
+    assert (w.runtime_s, w.ramp_s) == (30, 2)
+    assert w.extra == {"verify_backlog": "64", "rate_iops": "50"}
+
+
+def test_phases_are_a_third_of_the_tile_time_at_least_4_s() -> None:
+    long = Profile("p", runtime_s=4, ramp_s=1, tile_runtime_s=120, prefill=True, grid="corners", event_budget_s=600)
+    short = Profile("p", runtime_s=4, ramp_s=1, tile_runtime_s=8, prefill=True, grid="corners", event_budget_s=600)
+    assert phase_s(long) == 40.0
+    assert phase_s(short) == 4.0  # 8 / 3 = 2.67 s is below the 4 s floor
+    assert phased_runtime_s(40.0, long) == 3 * 40 + 600
+    assert phased_runtime_s(10.0, long, phases=2) == 620
+
+
+@pytest.mark.parametrize(("scale", "iops", "expected"), [(1.0, 250, 250), (0.1, 250, 25), (0.001, 250, 1), (0.5, 3, 2)])
+def test_scaled_iops_rounds_and_never_drops_below_one(scale: float, iops: float, expected: int) -> None:
+    lab: Any = SimpleNamespace(load_scale=scale)
+    assert scaled_iops(lab, iops) == expected  # 0.5 x 3 = 1.5 rounds half to even: 2
+
+
+def test_relative_rise_compares_the_event_window_with_the_baseline() -> None:
+    # baseline: IOPS (100 + 300) / 2 = 200; latency IOPS-weighted (100 x 1 ms + 300 x 2 ms) / 400 = 1.75 ms.
+    # event: IOPS (150 + 50) / 2 = 100; latency only where known: 3.5 ms; rise (3.5 - 1.75) / 1.75 = 100 %.
+    baseline = stats("baseline", 1000, 5000, (2000, 100, 1_000_000), (3000, 300, 2_000_000))
+    event = stats("event", 5000, 9000, (6000, 150, 3_500_000), (7000, 50, None))
+    assert relative_rise(baseline, event) == {
+        "baseline_window_ms": [1000, 5000], "event_window_ms": [5000, 9000],
+        "baseline_mean_latency_ms": 1.75, "event_mean_latency_ms": 3.5, "mean_latency_rise_pct": 100.0,
+        "baseline_iops": 200.0, "event_iops": 100.0,
+    }
+
+
+def test_relative_rise_reads_none_for_a_window_without_data() -> None:
+    baseline = stats("baseline", 1000, 5000, (2000, 100, 1_000_000))
+    event = stats("event", 5000, 9000)
+    rise = relative_rise(baseline, event)
+    assert (rise["event_mean_latency_ms"], rise["event_iops"], rise["mean_latency_rise_pct"]) == (None, None, None)
+    assert (rise["baseline_mean_latency_ms"], rise["baseline_iops"]) == (1.0, 100.0)
+
+
+class FakeCheck:
+    """Stands in for criteria.spec.Check: records what it was asked to evaluate."""
+
+    def __init__(self, name: str, criterion: str) -> None:
+        self.name, self.criterion, self.where = name, criterion, f"spec.yaml:1 {name}"
+
+    def evaluate(self, *args: object, **kwargs: object) -> Any:
+        return (self.name, args, kwargs)
+
+
+def test_each_criterion_judges_the_windows_it_reads() -> None:
+    baseline, event = stats("baseline", 0, 4000, (1000, 1, 1)), stats("event", 4000, 8000, (5000, 1, 1))
+    series, targets = object(), {"vm1": 25.0}
+    checks: Any = [FakeCheck("a", "latency_bound"), FakeCheck("b", "throughput_impact"), FakeCheck("c", "target_iops_held")]
+    assert judge_windows(checks, baseline, event, series=series, targets=targets) == [  # type: ignore[arg-type]
+        ("a", (event,), {}), ("b", (baseline, event), {}), ("c", (series, targets), {"window": event.window}),
+    ]
+
+
+def test_a_check_that_cannot_judge_a_window_is_an_error_naming_it() -> None:
+    baseline, event = stats("baseline", 0, 4000), stats("event", 4000, 8000)
+    with pytest.raises(ValueError, match=r"spec.yaml:1 d: events check d \(knee\) cannot judge an event window"):
+        judge_windows([FakeCheck("d", "knee")], baseline, event)  # type: ignore[list-item]
+    with pytest.raises(ValueError, match=r"events check e \(target_iops_held\) cannot judge"):  # no targets given
+        judge_windows([FakeCheck("e", "target_iops_held")], baseline, event)  # type: ignore[list-item]
+
+
+def test_event_verdicts_add_no_errors_on_the_whole_run() -> None:
+    baseline, event = stats("baseline", 0, 4000), stats("event", 4000, 8000)
+    result = object()
+    family: Any = {"no_errors": FakeCheck("no_errors", "no_io_errors")}
+    assert event_verdicts(family, [FakeCheck("a", "throughput_min")], baseline, event, result) == [  # type: ignore[list-item, arg-type]
+        ("a", (event,), {}), ("no_errors", (result,), {}),
+    ]
