@@ -28,7 +28,7 @@ def test_shipped_specs_load_and_cover_every_family(name: str) -> None:
         assert len(spec.for_family(family)) >= 1
 
 
-# The procurement template holds the published procedures' own figures (docs/methodology.md):
+# The procurement template holds the published procedures' own figures (shared/docs/methodology.md beside this repository):
 # (family, check, bound key, published value in the bound's unit).
 PUBLISHED = [
     ("kpi", "speed_frontend_read_latency_max", "max_latency_ns", 150_000),  # IOgen OceanStor 6800 V5: 150 us
