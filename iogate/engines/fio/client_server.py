@@ -120,18 +120,35 @@ def load_client_json(text: str, source: str) -> dict[str, Any]:
 def split_by_host(data: Mapping[str, Any], host_by_client: Mapping[str, str], source: str = "fio client output") -> dict[str, list[dict]]:
     """client_stats entries per lab host (the "All clients" aggregate dropped)."""
     per_host: dict[str, list[dict]] = {host: [] for host in host_by_client.values()}
+    by_server = {_server_of(client): host for client, host in host_by_client.items()}
     for entry in data["client_stats"]:
         if entry.get("jobname") == AGGREGATE_JOB:
             continue
-        client = str(entry.get("hostname", ""))
-        host = host_by_client.get(client)
+        host = _host_of(entry, by_server)
         if host is None:
+            client = f"{entry.get('hostname', '')},{entry.get('port', '?')}"
             raise EngineError(f"{source}: job {entry.get('jobname')!r} from unknown client {client!r} (known: {sorted(host_by_client)})")
         per_host[host].append(entry)
     missing = [host for host, entries in per_host.items() if not entries]
     if missing:
         raise EngineError(f"{source}: no results for host(s) {', '.join(sorted(missing))}")
     return per_host
+
+
+def _server_of(client: str) -> tuple[str, int]:
+    """A --client argument ("addr" or "addr,port") as the (hostname, port) fio writes in client_stats."""
+    address, _, port = client.partition(",")
+    return address, int(port) if port else FIO_SERVER_PORT
+
+
+def _host_of(entry: Mapping[str, Any], by_server: Mapping[tuple[str, int], str]) -> str | None:
+    # fio's client writes the server's address and port in each entry (client.c); an entry without a
+    # port (older fio) is matched by address alone, and only when one server has that address.
+    name = str(entry.get("hostname", ""))
+    if entry.get("port") is not None:
+        return by_server.get((name, int(entry["port"])))
+    hosts = [host for (address, _), host in by_server.items() if address == name]
+    return hosts[0] if len(hosts) == 1 else None
 
 
 def host_jobs(data: Mapping[str, Any], host_by_client: Mapping[str, str], source: str = "fio client output") -> dict[str, list[JobResult]]:
