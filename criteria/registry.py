@@ -2,39 +2,29 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
 
-from criteria import (
-    iops_at_latency,
-    knee,
-    latency_bound,
-    latency_delta,
-    no_io_errors,
-    relative_to_baseline,
-    scaling_efficiency,
-    steady_state,
-    target_iops_held,
-    throughput_impact,
-    throughput_min,
-)
 from criteria.params import CriterionParams
 from iogate.verdict import Verdict
 
-_MODULES: tuple[ModuleType, ...] = (
-    throughput_min,
-    latency_bound,
-    latency_delta,
-    throughput_impact,
-    target_iops_held,
-    iops_at_latency,
-    knee,
-    relative_to_baseline,
-    steady_state,
-    scaling_efficiency,
-    no_io_errors,
+# One line per criterion: the module criteria/<name>.py with NAME, Params and evaluate().
+_MODULE_NAMES: tuple[str, ...] = (
+    "throughput_min",
+    "latency_bound",
+    "latency_delta",
+    "throughput_impact",
+    "target_iops_held",
+    "iops_at_latency",
+    "knee",
+    "relative_to_baseline",
+    "steady_state",
+    "scaling_efficiency",
+    "no_io_errors",
 )
+_MODULES: tuple[ModuleType, ...] = tuple(importlib.import_module(f"criteria.{name}") for name in _MODULE_NAMES)
 
 
 @dataclass(frozen=True)
