@@ -9,7 +9,7 @@ import pytest
 
 from criteria.spec import AcceptanceSpec, load_spec
 from iogate.errors import IOGateError
-from iogate.lab import DEFAULT_LAB, Lab, load_lab
+from iogate.lab import DEFAULT_LAB, Lab, load_lab, registry
 from iogate.lab.profiles import Profile, resolve_profile
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,6 +40,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--profile-file", default=None, help="YAML overriding the profile's durations and grids")
     group.addoption("--runtime", type=float, default=None, help="override: measured seconds per run point")
     group.addoption("--ramp", type=float, default=None, help="override: warmup seconds per run point")
+    group.addoption("--engine", default=None,
+                    help=f"load engine ({', '.join(sorted(registry.ENGINES))}; default: the lab file's `engine:`, else fio)")
     group.addoption("--criteria", default=None,
                     help="acceptance spec YAML (default: the lab file's `criteria:`, else criteria/poc.yaml)")
     group.addoption("--results-db", default=str(ROOT / ".iogate" / "results.sqlite"), help="SQLite results store")
@@ -56,6 +58,9 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     try:
         lab = load_lab(config.option.lab)
+        if config.option.engine:
+            registry.engine_opener(config.option.engine, loc=("--engine",))
+            lab = lab.model_copy(update={"engine": config.option.engine})
         profile = resolve_profile(
             config.option.profile,
             Path(config.option.profile_file) if config.option.profile_file else None,
@@ -80,7 +85,8 @@ def pytest_report_header(config: pytest.Config) -> str | None:
     if CONFIG_KEY not in config.stash:
         return None
     c = config.stash[CONFIG_KEY]
-    return f"iogate: lab {c.lab.name} ({c.lab.path}), profile {c.profile.name}, spec {c.spec.path} (chosen by {c.spec_chosen_by})"
+    return (f"iogate: lab {c.lab.name} ({c.lab.path}), engine {c.lab.engine}, profile {c.profile.name}, "
+            f"spec {c.spec.path} (chosen by {c.spec_chosen_by})")
 
 
 def spec_path(option: str | None, lab: Lab) -> Path:

@@ -4,10 +4,17 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Protocol
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
 from iogate.engines.workload import RunPlan
 from iogate.metrics.types import RunResult
+
+if TYPE_CHECKING:
+    from iogate.hosts.guard import Guard
+    from iogate.hosts.initiator import Initiator
+    from iogate.run import Run
 
 
 class LoadControl:
@@ -57,3 +64,23 @@ class Engine(Protocol):
         """Run every job of the plan at once and return its result; with `control`, report
         the measurement start and end the load early when asked. Raise EngineError/HostError
         on failure."""
+
+
+class StatusObserver(Protocol):
+    """Receives an engine's live status output (e.g. iogate.report.progress.Progress)."""
+
+    def feed_fio(self, chunk: str) -> object: ...
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    """What the lab file and the command line tell an engine beyond its hosts."""
+
+    observer: StatusObserver | None = None  # live status lines, where the engine has them
+    vdbench_home: str | None = None  # the lab's vdbench installation (engines/vdbench/locate.py)
+
+
+class EngineOpener(Protocol):
+    """An entry of the engine registry (iogate/lab/registry.py ENGINES): opens the session's engine."""
+
+    def __call__(self, run: Run, initiators: Mapping[str, Initiator], guard: Guard, settings: EngineSettings) -> Engine: ...

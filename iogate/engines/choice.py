@@ -1,36 +1,36 @@
-"""Which engine runs a session's load, from the lab's hosts.
+"""Which engine runs a session's load: the lab's `engine:` (default fio), or --engine.
 
-There is no engine registry: a one-host lab (this machine or one host over SSH)
-runs fio itself; several hosts start their load together through fio
-client/server from this controller.
+Engines are found by name in iogate/lab/registry.py ENGINES; each entry opens its engine
+for the session's hosts (fio picks local or client/server itself).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from iogate.engines.base import Engine
-from iogate.engines.fio.client_server import FIO_SERVER_PORT, ClientServerEngine
-from iogate.engines.fio.runner import FioEngine, StatusObserver
+from iogate.engines.base import Engine, EngineSettings, StatusObserver
+from iogate.engines.fio.client_server import FIO_SERVER_PORT
 from iogate.hosts.guard import Guard
 from iogate.hosts.initiator import Initiator
+from iogate.lab import registry
 from iogate.run import Run
 
+DEFAULT_ENGINE = "fio"
 
-def uses_client_server(initiators: Mapping[str, Initiator]) -> bool:
-    """Several hosts start their load together through fio client/server; a single host
+
+def uses_client_server(initiators: Mapping[str, Initiator], engine: str = DEFAULT_ENGINE) -> bool:
+    """Several hosts start their fio load together through fio client/server; a single host
     (this machine or one reached over SSH) runs fio itself."""
-    return len(initiators) > 1
+    return engine == "fio" and len(initiators) > 1
 
 
-def fio_server_port(initiators: Mapping[str, Initiator]) -> int | None:
+def fio_server_port(initiators: Mapping[str, Initiator], engine: str = DEFAULT_ENGINE) -> int | None:
     """The port preflight checks each host's fio server on: FIO_SERVER_PORT under client/server, else None."""
-    return FIO_SERVER_PORT if uses_client_server(initiators) else None
+    return FIO_SERVER_PORT if uses_client_server(initiators, engine) else None
 
 
-def choose_engine(run: Run, initiators: Mapping[str, Initiator], guard: Guard, observer: StatusObserver | None = None) -> Engine:
-    """fio on the host itself for a one-host lab (feeding `observer` its status lines);
-    fio client/server from this controller for several hosts."""
-    if not uses_client_server(initiators):
-        return FioEngine(run, initiators, guard, observer=observer)
-    return ClientServerEngine(run, initiators, guard)
+def choose_engine(run: Run, initiators: Mapping[str, Initiator], guard: Guard, observer: StatusObserver | None = None,
+                  *, engine: str = DEFAULT_ENGINE, vdbench_home: str | None = None) -> Engine:
+    """The named engine (from the registry) opened for these hosts."""
+    opener = registry.engine_opener(engine, loc=("--engine",))
+    return opener(run, initiators, guard, EngineSettings(observer=observer, vdbench_home=vdbench_home))

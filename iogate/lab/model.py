@@ -133,6 +133,9 @@ class Lab(Strict):
     # The acceptance spec that judges this lab's runs unless --criteria names another
     # (a path relative to the repository root, or to the lab file's directory).
     criteria: str | None = None
+    # The load engine (iogate/lab/registry.py ENGINES): fio (default) or vdbench; --engine overrides.
+    engine: str = "fio"
+    vdbench_home: str | None = None  # this lab's vdbench installation (default: VDBENCH_HOME, shared/tools)
     path: str = ""
 
     @model_validator(mode="after")
@@ -172,6 +175,7 @@ def load_lab(path: Path | str | None = None) -> Lab:
         data = {**data, "path": str(path)}
     lab = validate(Lab, data, path, lines)
     driver = registry.array_driver_class(lab.array.driver, path, lines)
+    registry.engine_opener(lab.engine, path, lines)
     options = validate(driver.Options, lab.array.options, path, lines, ("array", "options"))
     for index, protocol in enumerate(lab.protocols):
         connector = registry.connector_class(protocol.connector, path, lines, ("protocols", index, "connector"))

@@ -1,6 +1,6 @@
-"""Where drivers and connectors are found by the name a lab file uses.
+"""Where drivers, connectors and engines are found by the name a lab file uses.
 
-Adding an array driver or a protocol connector = one new module and one line here.
+Adding an array driver, a protocol connector or a load engine = one new module and one line here.
 Entries are import paths so that a lab never imports drivers it does not use.
 """
 
@@ -32,6 +32,12 @@ CONNECTORS: dict[str, str] = {
     "multipath": "iogate.hosts.connectors.multipath:MultipathConnector",
 }
 
+# Load engines: each entry opens the engine for a session (iogate.engines.base.EngineOpener).
+ENGINES: dict[str, str] = {
+    "fio": "iogate.engines.fio.opener:open_fio",
+    "vdbench": "iogate.engines.vdbench.opener:open_vdbench",
+}
+
 
 def _load(spec: str) -> Any:
     module, _, name = spec.partition(":")
@@ -52,3 +58,7 @@ def array_driver_class(name: str, path: Path | None = None, lines: dict[Loc, int
 
 def connector_class(name: str, path: Path | None = None, lines: dict[Loc, int] | None = None, loc: Loc = ("connector",)) -> Any:
     return _lookup(CONNECTORS, "protocol connector", name, path, lines, loc)
+
+
+def engine_opener(name: str, path: Path | None = None, lines: dict[Loc, int] | None = None, loc: Loc = ("engine",)) -> Any:
+    return _lookup(ENGINES, "engine", name, path, lines, loc)

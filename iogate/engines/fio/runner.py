@@ -20,9 +20,8 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
 
-from iogate.engines.base import LoadControl
+from iogate.engines.base import LoadControl, StatusObserver
 from iogate.engines.fio import jobfile, parse
 from iogate.engines.fio.aborts import abort_message
 from iogate.engines.workload import JobSpec, RunPlan
@@ -54,12 +53,6 @@ class HostOutcome:
     runtime_ms: int
     cpu_busy_pct: float
     artifacts: dict[str, str] = field(default_factory=dict)
-
-
-class StatusObserver(Protocol):
-    """Receives fio's live status output (e.g. iogate.report.progress.Progress)."""
-
-    def feed_fio(self, chunk: str) -> object: ...
 
 
 class FioEngine:
