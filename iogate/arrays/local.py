@@ -11,13 +11,14 @@ connector starts inside the run's blkio cgroup.
 
 from __future__ import annotations
 
+import mmap
 import os
 import platform
 import time
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from iogate import shell
 from iogate.arrays.base import Capability, Snapshot, Volume, unsupported
@@ -42,6 +43,10 @@ class LocalOptions(BaseModel):
     # Thin over-commit: the lab's volumes may add up to more than the pool (a full pool
     # then fails the prefill or the test as the array's error, naming the volume).
     overcommit: bool = False
+    # A replica's initial sync runs at this rate, as an array's replication runs at its link's or
+    # its replication QoS's rate: at the pool disk's full speed, the copy's impact on the load
+    # measured how fast this machine's disk was that minute, not the lab's service level.
+    replica_bytes_per_s: int = Field(default=64 << 20, gt=0)
 
 
 def _run(argv: list[str]) -> str:
@@ -272,6 +277,36 @@ class LocalArray:
         entry = self.run.ledger.intend("file", path=str(target))
         self._own.append(entry)
         started = time.monotonic()
-        _run(["cp", "--reflink=never", "--sparse=never", str(self._volume_file(volume)), str(target)])
+        rate = self.options.replica_bytes_per_s
+        try:
+            copied = paced_copy(self._volume_file(volume), target, rate)
+        except OSError as exc:
+            raise ArrayError(f"array {self.lab.array.name}: replica of volume {volume.name} to {target}: {exc}") from None
         self.run.ledger.created(entry)
-        return {"replica": str(target), "bytes": volume.size_bytes, "duration_s": round(time.monotonic() - started, 3)}
+        return {"replica": str(target), "bytes": copied, "rate_bytes_per_s": rate,
+                "duration_s": round(time.monotonic() - started, 3)}
+
+
+
+def paced_copy(source: Path, target: Path, bytes_per_s: int, chunk_bytes: int = 1 << 20) -> int:
+    """Copy every byte of source (holes included) to target at no more than bytes_per_s; return the bytes.
+
+    The source is read with O_DIRECT: the load writes the volume through the loop device with
+    direct I/O, so a buffered read could return stale cached blocks.
+    """
+    buffer = mmap.mmap(-1, chunk_bytes)  # page-aligned, as O_DIRECT wants
+    started = time.monotonic()
+    copied = 0
+    source_fd = os.open(source, os.O_RDONLY | os.O_DIRECT)
+    try:
+        with open(target, "wb") as out:
+            while (length := os.readv(source_fd, [buffer])) > 0:
+                out.write(buffer[:length])
+                copied += length
+                ahead_s = copied / bytes_per_s - (time.monotonic() - started)
+                if ahead_s > 0:
+                    time.sleep(ahead_s)
+    finally:
+        os.close(source_fd)
+        buffer.close()
+    return copied
