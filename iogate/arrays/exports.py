@@ -15,7 +15,7 @@ resolved at login and registered for redaction (iogate.lab.secrets).
 
 `vanishes_with` (network records) is the qemu marker of a lab-VM target: what a
 host connector journals against that target vanishes with the VM
-(iogate.labs.labvm.remote).
+(iogate.hosts.remote).
 """
 
 from __future__ import annotations

@@ -31,9 +31,9 @@ from pydantic import BaseModel, ConfigDict
 from iogate.arrays.base import Capability, Snapshot, Unsupported, Volume, unsupported
 from iogate.arrays.exports import IscsiExport, NfsExport, NvmeTcpExport
 from iogate.errors import ArrayError, HostError
+from iogate.hosts import remote
 from iogate.hosts.initiator import Initiator
 from iogate.lab import DeviceIdentity, HostConfig, Lab, QoS
-from iogate.labs.labvm import remote
 from iogate.run import Run
 from iogate.run.ledger import Entry
 from iogate.run.resources import release

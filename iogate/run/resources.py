@@ -144,7 +144,7 @@ REMOVERS: dict[str, Remover] = {
 REMOVER_MODULES: dict[str, str] = {
     "netns": "iogate.labs.netns",
     "veth": "iogate.labs.netns",
-    "remote": "iogate.labs.labvm.remote",
+    "remote": "iogate.hosts.remote",
     "vendor_object": "iogate.arrays.rest_common",
 }
 

@@ -23,8 +23,8 @@ import shlex
 from dataclasses import dataclass, field
 
 from iogate.arrays.linux_target import CFS, LinuxTarget
+from iogate.hosts import remote
 from iogate.lab import Lab
-from iogate.labs.labvm import remote
 from iogate.run import Run
 from iogate.run.ledger import Entry
 from iogate.run.resources import release

@@ -17,11 +17,11 @@ from pydantic import BaseModel, ConfigDict
 from iogate.arrays.base import Volume
 from iogate.arrays.exports import IscsiExport
 from iogate.errors import HostError
+from iogate.hosts import remote
 from iogate.hosts.connectors import scan
 from iogate.hosts.connectors.base import Connection, JournalledConnector
 from iogate.hosts.initiator import Initiator
 from iogate.lab.secrets import resolve
-from iogate.labs.labvm import remote
 
 
 class IscsiOptions(BaseModel):

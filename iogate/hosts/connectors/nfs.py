@@ -15,9 +15,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from iogate.arrays.base import Volume
 from iogate.arrays.exports import NfsExport
 from iogate.errors import HostError
+from iogate.hosts import remote
 from iogate.hosts.connectors.base import Connection, JournalledConnector
 from iogate.hosts.initiator import Initiator
-from iogate.labs.labvm import remote
 
 
 class NfsOptions(BaseModel):

@@ -14,10 +14,10 @@ from pydantic import BaseModel, ConfigDict
 from iogate.arrays.base import Volume
 from iogate.arrays.exports import NvmeTcpExport
 from iogate.errors import HostError
+from iogate.hosts import remote
 from iogate.hosts.connectors import scan
 from iogate.hosts.connectors.base import Connection, JournalledConnector
 from iogate.hosts.initiator import Initiator
-from iogate.labs.labvm import remote
 
 
 class NvmeTcpOptions(BaseModel):

@@ -4,7 +4,6 @@ Kind "remote": the ledger keeps the host's transport and an idempotent undo
 script; cleanup runs that script over the same transport. When the resource
 lives inside the lab VM, `vanishes_with` names the VM's qemu marker: once that
 process is gone, so is the resource, and there is nothing left to undo.
-(Generic, not VM-specific: the lead may move it to iogate/hosts/.)
 """
 
 from __future__ import annotations
