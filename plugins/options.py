@@ -2,29 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from criteria.spec import AcceptanceSpec, load_spec
+from fixtures.stash import CONFIG_KEY, IOGateConfig
 from iogate.errors import IOGateError
 from iogate.lab import DEFAULT_LAB, Lab, load_lab, registry
 from iogate.lab.profiles import Profile, resolve_profile
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SPEC = ROOT / "criteria" / "poc.yaml"
-CONFIG_KEY = pytest.StashKey["IOGateConfig"]()
-
-
-@dataclass(frozen=True)
-class IOGateConfig:
-    lab: Lab
-    profile: Profile
-    spec: AcceptanceSpec
-    results_db: Path
-    baseline: str | None
-    spec_chosen_by: str = "default"  # "--criteria", "lab <file>" or "default": the report says which
 
 
 def spec_chosen_by(option: str | None, lab: Lab) -> str:

@@ -17,11 +17,11 @@ import allure
 import pytest
 
 from criteria.points import SweepPoint
+from fixtures.stash import CONFIG_KEY
 from fixtures.suite import attach_table
 from iogate.engines.workload import RunPlan
 from iogate.metrics.types import RunResult
 from iogate.procedures.netapp import load_netapp, netapp_jobs
-from plugins.options import CONFIG_KEY
 
 NETAPP = load_netapp().netapp
 FIGURES = {

@@ -32,9 +32,9 @@ import pytest
 
 from criteria.scaling_family import DATAPATH, datapath_verdict, stepping_verdicts
 from fixtures.scaling import attach_step_tables, host_targets
+from fixtures.stash import CONFIG_KEY
 from iogate.engines.workload import WorkloadSpec
 from iogate.procedures import scaling
-from plugins.options import CONFIG_KEY
 
 # The VAST-style schedule, one workload per line (runtime and ramp come from the run profile).
 SCHEDULE = (

@@ -23,10 +23,10 @@ import allure
 import pytest
 
 from criteria.points import SweepPoint
+from fixtures.stash import CONFIG_KEY
 from fixtures.suite import SweepRecord, attach_table
 from iogate.engines.workload import JobSpec, RunPlan
 from iogate.procedures.dell import GridPoint, load_sweeps, point_row, relative_rows
-from plugins.options import CONFIG_KEY
 
 DELL = load_sweeps().dell
 # Criteria judged over a whole load curve; every other sweep check judges each point's run.

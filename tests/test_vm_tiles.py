@@ -19,11 +19,11 @@ import dataclasses
 import allure
 import pytest
 
+from fixtures.stash import CONFIG_KEY
 from fixtures.suite import attach_table
 from iogate.engines.workload import RunPlan
 from iogate.metrics.resample import judged_series
 from iogate.procedures.hitachi import load_tiles, tile_jobs
-from plugins.options import CONFIG_KEY
 
 TILE = load_tiles().tile
 
