@@ -21,6 +21,7 @@ from iogate.lab.profiles import Profile
 from iogate.metrics.nodata import NoData
 from iogate.metrics.types import Dir, RunResult
 from iogate.metrics.windows import WindowStats
+from iogate.units import ns_to_ms
 
 VERIFY_JOB = "verify"
 SEQUENTIAL_FILL = WorkloadSpec("fill", read_pct=0, random_pct=0, bs="256k", iodepth=8, time_based=False, runtime_s=0)
@@ -82,8 +83,8 @@ def relative_rise(baseline: WindowStats, event: WindowStats) -> dict[str, object
     return {
         "baseline_window_ms": [baseline.window.start_ms, baseline.window.end_ms],
         "event_window_ms": [event.window.start_ms, event.window.end_ms],
-        "baseline_mean_latency_ms": None if before_ns is None else round(before_ns / 1e6, 4),
-        "event_mean_latency_ms": None if during_ns is None else round(during_ns / 1e6, 4),
+        "baseline_mean_latency_ms": None if before_ns is None else round(ns_to_ms(before_ns), 4),
+        "event_mean_latency_ms": None if during_ns is None else round(ns_to_ms(during_ns), 4),
         "mean_latency_rise_pct": round(100.0 * (during_ns - before_ns) / before_ns, 1) if before_ns and during_ns is not None else None,
         "baseline_iops": None if before_iops is None else round(before_iops, 1),
         "event_iops": None if during_iops is None else round(during_iops, 1),

@@ -23,6 +23,7 @@ from iogate import shell
 from iogate.errors import HostError
 from iogate.hosts.initiator import Initiator
 from iogate.lab import HostConfig
+from iogate.units import ns_to_ms
 
 DEFAULT_MAX_CLOCK_OFFSET_MS = 100.0
 
@@ -101,7 +102,7 @@ def _parse_probe(stdout: str) -> dict[str, str]:
 def clock_problem(host: str, host_ns: int, before_ns: int, after_ns: int, max_offset_ms: float) -> str | None:
     """The host read its clock somewhere inside [before, after] of ours: refuse only if the
     whole bracket of possible offsets lies outside +/- max_offset_ms."""
-    low_ms, high_ms = (host_ns - after_ns) / 1e6, (host_ns - before_ns) / 1e6
+    low_ms, high_ms = ns_to_ms(host_ns - after_ns), ns_to_ms(host_ns - before_ns)
     if low_ms > max_offset_ms or high_ms < -max_offset_ms:
         return (f"host {host}: clock is off by {low_ms:+.0f}..{high_ms:+.0f} ms vs the controller "
                 f"(limit {max_offset_ms:g} ms): sync it (chrony/ntp); per-second logs would not line up")
@@ -127,7 +128,7 @@ def check_host(initiator: Initiator, expected_fio: str, max_clock_offset_ms: flo
     clock = clock_problem(initiator.name, host_ns, before_ns, after_ns, max_clock_offset_ms)
     if clock:
         problems.append(clock)
-    low_ms, high_ms = (host_ns - after_ns) / 1e6, (host_ns - before_ns) / 1e6
+    low_ms, high_ms = ns_to_ms(host_ns - after_ns), ns_to_ms(host_ns - before_ns)
     fio = probe.get("fio", "missing")
     if fio == "missing":
         problems.append(f"host {initiator.name}: fio is not installed")
@@ -152,7 +153,7 @@ def check_host(initiator: Initiator, expected_fio: str, max_clock_offset_ms: flo
         fio_version=fio,
         clock_offset_ms=(low_ms + high_ms) / 2,
         clock_uncertainty_ms=(high_ms - low_ms) / 2,
-        round_trip_ms=(after_ns - before_ns) / 1e6,
+        round_trip_ms=ns_to_ms(after_ns - before_ns),
         facts=facts,
         problems=tuple(problems),
     )

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from iogate.metrics.types import Dir, RunResult
+from iogate.units import s_to_us
 
 
 def cpu_pct_per_kiops(busy_pct: float, iops: float) -> float | None:
@@ -36,7 +37,7 @@ class HostCpu:
         """CPU time one I/O costs the host, in µs (needs the CPU count)."""
         if not self.cpus or not self.iops:
             return None
-        return self.busy_pct / 100.0 * self.cpus * 1e6 / self.iops
+        return s_to_us(self.busy_pct / 100.0 * self.cpus) / self.iops
 
 
 def host_cpu(result: RunResult, cpus: dict[str, int] | None = None) -> list[HostCpu]:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from iogate.metrics.histogram import Histogram
+from iogate.units import ns_to_us
 
 DIRECTIONS = ("read", "write", "trim")
 AGGREGATE_JOBNAME = "All clients"
@@ -106,7 +107,7 @@ def percentile_table(histograms: dict[str, Histogram], pcts: Sequence[float]) ->
 def format_table(histograms: dict[str, Histogram], pcts: Sequence[float]) -> str:
     """Human table in microseconds, with the I/O count behind each row."""
     head = ["direction", "ios"] + [f"p{pct_key(p)} us" for p in pcts]
-    rows = [[d, str(h.total)] + [f"{h.percentile_ns(p) / 1000:.1f}" for p in pcts] for d, h in histograms.items()]
+    rows = [[d, str(h.total)] + [f"{ns_to_us(h.percentile_ns(p)):.1f}" for p in pcts] for d, h in histograms.items()]
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
     return "\n".join("  ".join(cell.rjust(w) for cell, w in zip(r, widths, strict=True)) for r in [head, *rows])
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from iogate.metrics.histogram import Histogram
 from iogate.metrics.types import Dir, RunResult
+from iogate.units import ns_to_ms
 
 
 def summary(result: RunResult) -> dict[str, float]:
@@ -18,6 +19,6 @@ def summary(result: RunResult) -> dict[str, float]:
         if total.active:
             hist = Histogram.from_json_bins(total.clat.bins)
             figures[f"{direction}_iops"] = round(total.iops, 1)
-            figures[f"{direction}_mean_ms"] = round(total.clat.mean_ns / 1e6, 3)
-            figures[f"{direction}_p99_ms"] = round(hist.percentile_ns(99) / 1e6, 3)
+            figures[f"{direction}_mean_ms"] = round(ns_to_ms(total.clat.mean_ns), 3)
+            figures[f"{direction}_p99_ms"] = round(ns_to_ms(hist.percentile_ns(99)), 3)
     return figures

@@ -20,6 +20,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from iogate.metrics.types import Dir, Series
+from iogate.units import NS_PER_MS, NS_PER_US
 
 EventSpan = tuple[str, int, int]  # (label, start_ms, end_ms) on the epoch clock samples use
 
@@ -37,10 +38,10 @@ class LatencyScale:
 
     @classmethod
     def for_max_ns(cls, max_ns: float) -> LatencyScale:
-        if max_ns >= 1_000_000:
-            return cls("ms", 1_000_000.0)
-        if max_ns >= 1_000:
-            return cls("us", 1_000.0)
+        if max_ns >= NS_PER_MS:
+            return cls("ms", NS_PER_MS)
+        if max_ns >= NS_PER_US:
+            return cls("us", NS_PER_US)
         return cls("ns", 1.0)
 
 

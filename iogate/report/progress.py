@@ -28,6 +28,7 @@ from rich.live import Live
 from rich.text import Text
 
 from iogate.metrics.types import Dir
+from iogate.units import NS_PER_MS, ns_to_ms, ns_to_us
 
 FIO_ETA_UNKNOWN = 2147483647  # fio prints INT_MAX while it cannot estimate
 _MIN_INTERVAL_MS = 500  # closer reports are fio's final one, not a status interval
@@ -161,9 +162,9 @@ def progress_wanted(stream: Any = None) -> bool:
 
 
 def _format_latency(ns: float) -> str:
-    if ns >= 1_000_000:
-        return f"{ns / 1_000_000:.2f} ms"
-    return f"{ns / 1_000:.0f} us"
+    if ns >= NS_PER_MS:
+        return f"{ns_to_ms(ns):.2f} ms"
+    return f"{ns_to_us(ns):.0f} us"
 
 
 def _format_duration(seconds: float) -> str:

@@ -16,6 +16,7 @@ from typing import Any
 
 from iogate.results.export import to_csv, to_xlsx
 from iogate.results.store import DEFAULT_STORE_PATH, ResultsStore, RunPoint, StoreError
+from iogate.units import BYTES_PER_MB, NS_PER_MS
 
 
 def _scaled(value: float | None, divisor: float, digits: int) -> float | str:
@@ -27,9 +28,9 @@ def point_row(point: RunPoint) -> dict[str, Any]:
     row: dict[str, Any] = {"test": point.test_id.split("::", 1)[-1], **{f"param.{k}": v for k, v in point.params.items()}}
     for direction, metrics in point.metrics.items():
         row[f"{direction}.iops"] = _scaled(metrics.get("iops"), 1, 1)
-        row[f"{direction}.MB_per_s"] = _scaled(metrics.get("bw_bytes_per_s"), 1e6, 2)
-        row[f"{direction}.mean_ms"] = _scaled(metrics.get("mean_ns"), 1e6, 4)
-        row[f"{direction}.p99_ms"] = _scaled(metrics.get("p99_ns"), 1e6, 4)
+        row[f"{direction}.MB_per_s"] = _scaled(metrics.get("bw_bytes_per_s"), BYTES_PER_MB, 2)
+        row[f"{direction}.mean_ms"] = _scaled(metrics.get("mean_ns"), NS_PER_MS, 4)
+        row[f"{direction}.p99_ms"] = _scaled(metrics.get("p99_ns"), NS_PER_MS, 4)
     for verdict in point.verdicts:
         name = verdict.get("criterion", "?")
         row[f"verdict.{name}"] = "PASS" if verdict.get("passed") else "FAIL"

@@ -26,6 +26,7 @@ from typing import Any, Protocol
 
 from iogate.errors import IOGateError, LabFileError
 from iogate.results.store import Metrics, ResultsStore
+from iogate.units import BYTES_PER_MB, NS_PER_MS
 from iogate.verdict import Verdict
 
 _MEDIAN = re.compile(r"^median:(\d+)$")
@@ -100,9 +101,9 @@ BASELINE_CRITERION = "relative_to_baseline"
 # Spec metric -> (key in the stored metrics, divisor from the stored unit to the metric's unit).
 STORED_METRICS: dict[str, tuple[str, float]] = {
     "iops": ("iops", 1.0),
-    "mb_per_s": ("bw_bytes_per_s", 1e6),
-    "mean_latency_ms": ("mean_ns", 1e6),
-    "p99_latency_ms": ("p99_ns", 1e6),
+    "mb_per_s": ("bw_bytes_per_s", BYTES_PER_MB),
+    "mean_latency_ms": ("mean_ns", NS_PER_MS),
+    "p99_latency_ms": ("p99_ns", NS_PER_MS),
 }
 THIS_RUN = "this run"
 

@@ -32,6 +32,7 @@ from iogate.metrics.grid import job_grids
 from iogate.metrics.types import HistSample, JobResult, JobSpan, RunResult, Sample, Series
 from iogate.run import Run
 from iogate.run.resources import release
+from iogate.units import ns_to_us
 
 # fio may take a while to lay out files or drain queues after its runtime.
 GRACE_S = 120
@@ -303,5 +304,5 @@ def series_csv(series: Series, start_ms: int) -> str:
     rows = [(t_ms, g, iops, lat) for g in job_grids(series) for t_ms, iops, lat in g.intervals]
     for t_ms, grid, iops, latency in sorted(rows, key=lambda r: (r[0], r[1].host, r[1].job, r[1].clone, r[1].dir.value)):
         writer.writerow([f"{(t_ms - start_ms) / 1000:.1f}", t_ms, grid.host, grid.job, grid.clone, grid.dir.value, f"{iops:.1f}",
-                         "" if latency is None else f"{latency / 1000:.1f}"])
+                         "" if latency is None else f"{ns_to_us(latency):.1f}"])
     return out.getvalue()

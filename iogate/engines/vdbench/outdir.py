@@ -21,6 +21,7 @@ from iogate.engines.vdbench.source import Line, read_lines, run_label
 from iogate.engines.vdbench.window import Aggregate, aggregate_rows, aggregate_stats, window
 from iogate.errors import EngineError
 from iogate.metrics.types import Dir, Direction, JobResult, LatencyStats, RunResult, Sample, Series
+from iogate.units import mib_per_s_to_bytes_per_s, ms_to_ns
 
 _LINK = re.compile(r"^Link to (HOST reports|SD reports|workload report):(.*)$")
 _HREF = re.compile(r'HREF="([^"#]+)\.html"', re.IGNORECASE)
@@ -183,7 +184,7 @@ def to_run_result(output: Output, point: Point, host: str, job_names: dict[str, 
         for row, s in zip(window_rows, windowed.intervals, strict=True):
             for direction, iops, resp_ms in ((Dir.READ, s.read_iops, s.read_resp_ms),
                                              (Dir.WRITE, s.write_iops, s.write_resp_ms)):
-                samples.append(Sample(row.t_ms, name, job_host, direction, iops, resp_ms * 1e6))
+                samples.append(Sample(row.t_ms, name, job_host, direction, iops, ms_to_ns(resp_ms)))
     start_ms = rows[first - 2].t_ms if first > 1 else rows[0].t_ms - interval_ms
     cpu = total.stats
     busy = {host: (cpu.cpu_user_pct or 0.0) + (cpu.cpu_kernel_pct or 0.0)}
@@ -237,8 +238,8 @@ def _job(name: str, host: str, aggregate: Aggregate, interval_s: int, errors: in
     def direction(d: Dir, iops: float, resp_ms: float, mb: float | None) -> Direction:
         ios = round(iops * seconds)
         share = iops / s.iops if s.iops else 0.0
-        bw = (mb if mb is not None else s.mb_per_s * share) * 1024 * 1024
-        latency = LatencyStats(mean_ns=resp_ms * 1e6, samples=ios)
+        bw = mib_per_s_to_bytes_per_s(mb if mb is not None else s.mb_per_s * share)
+        latency = LatencyStats(mean_ns=ms_to_ns(resp_ms), samples=ios)
         return Direction(d, ios=ios, io_bytes=round(bw * seconds), runtime_ms=runtime_ms if ios else 0, iops=iops,
                          bw_bytes_per_s=bw, clat=latency, lat=latency)
 
