@@ -3,10 +3,11 @@
 A generated acceptance-like test file attaches a verdict table (HTML) and a
 timeline chart (PNG from iogate.report.charts) and fails one test the way a criterion
 does ("verdict failed: latency_bound FAIL: ..."); another breaks with a HostError.
-The built report is served on 127.0.0.1 and opened in Chromium: the failed
-verdict's evidence (criterion, measured, bound) and the chart must be reachable
-in the rendered single-page app, and the failure must sit in the product-defect
-category, the HostError in the infrastructure one.
+The built report is served on 127.0.0.1 and opened in headless Chromium (Selenium
+and Debian's chromedriver, report_browser.py): the failed verdict's evidence
+(criterion, measured, bound) and the chart must be reachable in the rendered
+single-page app, and the failure must sit in the product-defect category, the
+HostError in the infrastructure one.
 """
 
 from __future__ import annotations
@@ -29,15 +30,15 @@ import pytest
 from iogate.report import build_report, write_environment
 from iogate.report.build import ReportError
 from iogate.report.categories import INFRASTRUCTURE, PRODUCT_DEFECT, classify, write_categories
-from iogate.report.chromium import Chromium
+from selftests.integration.report_browser import headless_chromium, missing_browser_commands, wait_for
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.timeout(90),
-    pytest.mark.skipif(shutil.which("allure") is None or shutil.which("chromium") is None,
-                       reason="needs the Allure 3 CLI (npm allure@3) and chromium; `make setup` installs both"),
+    pytest.mark.skipif(shutil.which("allure") is None or bool(missing_browser_commands()),
+                       reason="needs the Allure 3 CLI (npm allure@3), chromium and chromedriver; `make setup` installs them"),
 ]
 
 GENERATED_TESTS = textwrap.dedent('''
@@ -128,9 +129,11 @@ def _test_result_id(report: Path, name: str) -> str:
 
 # JavaScript helpers: text of the attachment section, and the content of expanded previews.
 # The first button of an attachment header toggles its inline preview (the others open a modal, download...).
+# _EXPAND_ATTACHMENTS and _SCROLL_TO_CHART are script bodies (execute_script), the others expressions (wait_for).
 _EXPAND_ATTACHMENTS = """
-  document.querySelectorAll('[data-testid=test-result-attachment-header]').forEach(h => h.querySelector('button').click()); true
+  document.querySelectorAll('[data-testid=test-result-attachment-header]').forEach(h => h.querySelector('button').click());
 """
+_SCROLL_TO_CHART = "document.querySelector('[data-testid=test-result-attachment] img').scrollIntoView({block: 'center'});"
 _VERDICT_TABLE_ROWS = """
   [...document.querySelectorAll('iframe')]
     .map(f => f.contentDocument ? [...f.contentDocument.querySelectorAll('tr')] : [])
@@ -148,31 +151,32 @@ def test_failed_verdict_evidence_and_chart_render_in_chromium(served_report: tup
     base_url, report, timings = served_report
     started = time.perf_counter()
     failed_id = _test_result_id(report, "test_latency_verdict")
-    with Chromium() as browser:
+    with headless_chromium() as browser:
         # The overview: the run's results and environment are listed.
-        browser.navigate(f"{base_url}/index.html")
-        overview = browser.wait_for("document.body.innerText.includes('test_latency_verdict') && document.body.innerText")
+        browser.get(f"{base_url}/index.html")
+        overview = wait_for(browser, "document.body.innerText.includes('test_latency_verdict') && document.body.innerText")
         assert "test_host_unreachable" in overview
         assert "labs/local.yaml" in overview, "environment.properties should show in the overview"
 
         # The failed test's page: status, category and the verdict line with measured and bound.
-        browser.navigate(f"{base_url}/index.html#/{failed_id}")
-        page = browser.wait_for("document.body.innerText.includes('verdict failed') && document.body.innerText")
+        browser.get(f"{base_url}/index.html#/{failed_id}")
+        page = wait_for(browser, "document.body.innerText.includes('verdict failed') && document.body.innerText")
         assert "Failed" in page
         assert PRODUCT_DEFECT in page
         assert "latency_bound FAIL: measured 3.2 ms, bound 2 ms" in page
 
         # Its attachments: the verdict table renders as a table, the chart as a decoded image.
-        browser.navigate(f"{base_url}/index.html#/{failed_id}/attachments")
-        browser.wait_for("document.querySelectorAll('[data-testid=test-result-attachment-header]').length >= 2")
-        browser.evaluate(_EXPAND_ATTACHMENTS)
-        header, row = browser.wait_for(_VERDICT_TABLE_ROWS)
+        browser.get(f"{base_url}/index.html#/{failed_id}/attachments")
+        wait_for(browser, "document.querySelectorAll('[data-testid=test-result-attachment-header]').length >= 2")
+        browser.execute_script(_EXPAND_ATTACHMENTS)
+        header, row = wait_for(browser, _VERDICT_TABLE_ROWS)
         assert header == ["criterion", "measured", "bound"]
         assert row == ["latency_bound", "3.2 ms", "2 ms"]
-        width, height = browser.wait_for(_CHART_SIZE)
+        width, height = wait_for(browser, _CHART_SIZE)
         assert (width, height) == (1000, 600), "the timeline chart is 10x6 in at 100 dpi"
-        browser.evaluate("document.querySelector('[data-testid=test-result-attachment] img').scrollIntoView({block: 'center'}); true")
-        screenshot = browser.screenshot(tmp_path / "failed-verdict.png")
+        browser.execute_script(_SCROLL_TO_CHART)
+        screenshot = tmp_path / "failed-verdict.png"
+        assert browser.save_screenshot(str(screenshot))
     timings["chromium_s"] = time.perf_counter() - started
     assert screenshot.stat().st_size > 10_000
     keep = os.environ.get("IOGATE_KEEP_SCREENSHOT")
