@@ -7,7 +7,7 @@ The built report is served on 127.0.0.1 and opened in headless Chromium (Seleniu
 and Debian's chromedriver, report_browser.py): the failed verdict's evidence
 (criterion, measured, bound) and the chart must be reachable in the rendered
 single-page app, and the failure must sit in the product-defect category, the
-HostError in the infrastructure one.
+HostError in the infrastructure one. The browser must reach 127.0.0.1 and nothing else.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import textwrap
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -81,6 +82,20 @@ class _QuietHandler(SimpleHTTPRequestHandler):
         pass
 
 
+@contextmanager
+def _serving(directory: Path, host: str = "127.0.0.1") -> Iterator[str]:
+    """Serve `directory` over HTTP on host (a free port) for the block; yields the base URL."""
+    server = ThreadingHTTPServer((host, 0), functools.partial(_QuietHandler, directory=str(directory)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://{host}:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
 @pytest.fixture(scope="module")
 def served_report(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path, dict[str, float]]]:
     """(base URL, report dir, timings) of a report built from the generated tests, once per module."""
@@ -106,16 +121,8 @@ def served_report(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[st
     timings["build_s"] = time.perf_counter() - started
     report = index.parent
 
-    handler = functools.partial(_QuietHandler, directory=str(report))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", report, timings
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
+    with _serving(report) as base_url:
+        yield base_url, report, timings
 
 
 def _test_result_id(report: Path, name: str) -> str:
@@ -183,6 +190,25 @@ def test_failed_verdict_evidence_and_chart_render_in_chromium(served_report: tup
     if keep:  # lets a developer look at what the browser saw
         shutil.copy(screenshot, keep)
     print(f"report timings: {json.dumps({k: round(v, 2) for k, v in timings.items()})}")
+
+
+# Resolves to 'reached' or 'blocked' (execute_async_script): no-cors, so only the network decides.
+_FETCH = """
+  const done = arguments[arguments.length - 1];
+  fetch(arguments[0], {mode: 'no-cors', cache: 'no-store'}).then(() => done('reached'), () => done('blocked'));
+"""
+
+
+def test_the_page_reaches_127_0_0_1_only(served_report: tuple[str, Path, dict[str, float]]) -> None:
+    """The browser cannot leave the machine: a host name (localhost, the same server) and any other
+    address (127.0.0.2, a second server on this machine) are as unreachable as the outside world."""
+    base_url, report, _ = served_report
+    port = base_url.rsplit(":", 1)[1]
+    with _serving(report, "127.0.0.2") as other_address, headless_chromium() as browser:
+        browser.get(f"{base_url}/index.html")
+        urls = (f"{base_url}/index.html", f"http://localhost:{port}/index.html", f"{other_address}/index.html")
+        reached = {url: browser.execute_async_script(_FETCH, url) for url in urls}
+    assert list(reached.values()) == ["reached", "blocked", "blocked"], reached
 
 
 def test_categories_split_product_defects_from_infrastructure(served_report: tuple[str, Path, dict[str, float]]) -> None:
