@@ -3,10 +3,11 @@
 A generated acceptance-like test file attaches a verdict table (HTML) and a
 timeline chart (PNG from iogate.report.charts) and fails one test the way a criterion
 does ("verdict failed: latency_bound FAIL: ..."); another breaks with a HostError.
-The built report is served on 127.0.0.1 and opened in Chromium: the failed
-verdict's evidence (criterion, measured, bound) and the chart must be reachable
-in the rendered single-page app, and the failure must sit in the product-defect
-category, the HostError in the infrastructure one.
+The built report is served on 127.0.0.1 and opened in headless Chromium (Selenium
+and Debian's chromedriver, report_browser.py): the failed verdict's evidence
+(criterion, measured, bound) and the chart must be reachable in the rendered
+single-page app, and the failure must sit in the product-defect category, the
+HostError in the infrastructure one. The browser must reach 127.0.0.1 and nothing else.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import textwrap
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -29,15 +31,15 @@ import pytest
 from iogate.report import build_report, write_environment
 from iogate.report.build import ReportError
 from iogate.report.categories import INFRASTRUCTURE, PRODUCT_DEFECT, classify, write_categories
-from iogate.report.chromium import Chromium
+from selftests.integration.report_browser import headless_chromium, missing_browser_commands, wait_for
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.timeout(90),
-    pytest.mark.skipif(shutil.which("allure") is None or shutil.which("chromium") is None,
-                       reason="needs the Allure 3 CLI (npm allure@3) and chromium; `make setup` installs both"),
+    pytest.mark.skipif(shutil.which("allure") is None or bool(missing_browser_commands()),
+                       reason="needs the Allure 3 CLI (npm allure@3), chromium and chromedriver; `make setup` installs them"),
 ]
 
 GENERATED_TESTS = textwrap.dedent('''
@@ -80,6 +82,20 @@ class _QuietHandler(SimpleHTTPRequestHandler):
         pass
 
 
+@contextmanager
+def _serving(directory: Path, host: str = "127.0.0.1") -> Iterator[str]:
+    """Serve `directory` over HTTP on host (a free port) for the block; yields the base URL."""
+    server = ThreadingHTTPServer((host, 0), functools.partial(_QuietHandler, directory=str(directory)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://{host}:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
 @pytest.fixture(scope="module")
 def served_report(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path, dict[str, float]]]:
     """(base URL, report dir, timings) of a report built from the generated tests, once per module."""
@@ -105,16 +121,8 @@ def served_report(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[st
     timings["build_s"] = time.perf_counter() - started
     report = index.parent
 
-    handler = functools.partial(_QuietHandler, directory=str(report))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", report, timings
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
+    with _serving(report) as base_url:
+        yield base_url, report, timings
 
 
 def _test_result_id(report: Path, name: str) -> str:
@@ -128,9 +136,11 @@ def _test_result_id(report: Path, name: str) -> str:
 
 # JavaScript helpers: text of the attachment section, and the content of expanded previews.
 # The first button of an attachment header toggles its inline preview (the others open a modal, download...).
+# _EXPAND_ATTACHMENTS and _SCROLL_TO_CHART are script bodies (execute_script), the others expressions (wait_for).
 _EXPAND_ATTACHMENTS = """
-  document.querySelectorAll('[data-testid=test-result-attachment-header]').forEach(h => h.querySelector('button').click()); true
+  document.querySelectorAll('[data-testid=test-result-attachment-header]').forEach(h => h.querySelector('button').click());
 """
+_SCROLL_TO_CHART = "document.querySelector('[data-testid=test-result-attachment] img').scrollIntoView({block: 'center'});"
 _VERDICT_TABLE_ROWS = """
   [...document.querySelectorAll('iframe')]
     .map(f => f.contentDocument ? [...f.contentDocument.querySelectorAll('tr')] : [])
@@ -148,37 +158,57 @@ def test_failed_verdict_evidence_and_chart_render_in_chromium(served_report: tup
     base_url, report, timings = served_report
     started = time.perf_counter()
     failed_id = _test_result_id(report, "test_latency_verdict")
-    with Chromium() as browser:
+    with headless_chromium() as browser:
         # The overview: the run's results and environment are listed.
-        browser.navigate(f"{base_url}/index.html")
-        overview = browser.wait_for("document.body.innerText.includes('test_latency_verdict') && document.body.innerText")
+        browser.get(f"{base_url}/index.html")
+        overview = wait_for(browser, "document.body.innerText.includes('test_latency_verdict') && document.body.innerText")
         assert "test_host_unreachable" in overview
         assert "labs/local.yaml" in overview, "environment.properties should show in the overview"
 
         # The failed test's page: status, category and the verdict line with measured and bound.
-        browser.navigate(f"{base_url}/index.html#/{failed_id}")
-        page = browser.wait_for("document.body.innerText.includes('verdict failed') && document.body.innerText")
+        browser.get(f"{base_url}/index.html#/{failed_id}")
+        page = wait_for(browser, "document.body.innerText.includes('verdict failed') && document.body.innerText")
         assert "Failed" in page
         assert PRODUCT_DEFECT in page
         assert "latency_bound FAIL: measured 3.2 ms, bound 2 ms" in page
 
         # Its attachments: the verdict table renders as a table, the chart as a decoded image.
-        browser.navigate(f"{base_url}/index.html#/{failed_id}/attachments")
-        browser.wait_for("document.querySelectorAll('[data-testid=test-result-attachment-header]').length >= 2")
-        browser.evaluate(_EXPAND_ATTACHMENTS)
-        header, row = browser.wait_for(_VERDICT_TABLE_ROWS)
+        browser.get(f"{base_url}/index.html#/{failed_id}/attachments")
+        wait_for(browser, "document.querySelectorAll('[data-testid=test-result-attachment-header]').length >= 2")
+        browser.execute_script(_EXPAND_ATTACHMENTS)
+        header, row = wait_for(browser, _VERDICT_TABLE_ROWS)
         assert header == ["criterion", "measured", "bound"]
         assert row == ["latency_bound", "3.2 ms", "2 ms"]
-        width, height = browser.wait_for(_CHART_SIZE)
+        width, height = wait_for(browser, _CHART_SIZE)
         assert (width, height) == (1000, 600), "the timeline chart is 10x6 in at 100 dpi"
-        browser.evaluate("document.querySelector('[data-testid=test-result-attachment] img').scrollIntoView({block: 'center'}); true")
-        screenshot = browser.screenshot(tmp_path / "failed-verdict.png")
+        browser.execute_script(_SCROLL_TO_CHART)
+        screenshot = tmp_path / "failed-verdict.png"
+        assert browser.save_screenshot(str(screenshot))
     timings["chromium_s"] = time.perf_counter() - started
     assert screenshot.stat().st_size > 10_000
     keep = os.environ.get("IOGATE_KEEP_SCREENSHOT")
     if keep:  # lets a developer look at what the browser saw
         shutil.copy(screenshot, keep)
     print(f"report timings: {json.dumps({k: round(v, 2) for k, v in timings.items()})}")
+
+
+# Resolves to 'reached' or 'blocked' (execute_async_script): no-cors, so only the network decides.
+_FETCH = """
+  const done = arguments[arguments.length - 1];
+  fetch(arguments[0], {mode: 'no-cors', cache: 'no-store'}).then(() => done('reached'), () => done('blocked'));
+"""
+
+
+def test_the_page_reaches_127_0_0_1_only(served_report: tuple[str, Path, dict[str, float]]) -> None:
+    """The browser cannot leave the machine: a host name (localhost, the same server) and any other
+    address (127.0.0.2, a second server on this machine) are as unreachable as the outside world."""
+    base_url, report, _ = served_report
+    port = base_url.rsplit(":", 1)[1]
+    with _serving(report, "127.0.0.2") as other_address, headless_chromium() as browser:
+        browser.get(f"{base_url}/index.html")
+        urls = (f"{base_url}/index.html", f"http://localhost:{port}/index.html", f"{other_address}/index.html")
+        reached = {url: browser.execute_async_script(_FETCH, url) for url in urls}
+    assert list(reached.values()) == ["reached", "blocked", "blocked"], reached
 
 
 def test_categories_split_product_defects_from_infrastructure(served_report: tuple[str, Path, dict[str, float]]) -> None:
