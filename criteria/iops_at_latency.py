@@ -29,7 +29,8 @@ class Params(CriterionParams):
     stat: LatencyStat = "mean"
 
 
-def evaluate(points: Sequence[SweepPoint], *, max_latency_ns: float, min_iops: float, stat: str = "mean") -> Verdict:
+def evaluate(points: Sequence[SweepPoint], params: Params) -> Verdict:
+    max_latency_ns, min_iops, stat = params.max_latency_ns, params.min_iops, params.stat
     if not points:
         return no_data(NAME, min_iops, "IOPS", "sweep of 0 points", "no sweep points")
     for point in points:

@@ -130,9 +130,9 @@ def _growth(ys: Sequence[float]) -> str:
     return f"latency {first / NS_PER_MS:.4g} -> {last / NS_PER_MS:.4g} ms over the sweep ({factor}, {(last - first) / 1000:+.4g} us)"
 
 
-def evaluate(points: Sequence[SweepPoint], *, method: str = "chord", stat: str = "mean", slope_factor: float = 3.0,
-             min_knee_iops: float | None = None, min_rise_pct: float = 50.0, min_rise_latency: float = 50_000.0,
-             accept: Sequence[str] = ()) -> Verdict:
+def evaluate(points: Sequence[SweepPoint], params: Params) -> Verdict:
+    method, stat, slope_factor, accept = params.method, params.stat, params.slope_factor, params.accept
+    min_knee_iops, min_rise_pct, min_rise_latency = params.min_knee_iops, params.min_rise_pct, params.min_rise_latency
     window = f"sweep of {len(points)} points"
     bound = min_knee_iops if min_knee_iops is not None else 0.0
     if method not in ("chord", "slope"):

@@ -24,7 +24,8 @@ class Params(CriterionParams):
     direction: DirectionOrEach = "each"
 
 
-def evaluate(source: Source, *, max_latency_ns: float, stat: str = "p99", direction: str = "each") -> Verdict:
+def evaluate(source: Source, params: Params) -> Verdict:
+    max_latency_ns, stat, direction = params.max_latency_ns, params.stat, params.direction
     bound_ms = max_latency_ns / NS_PER_MS
     rows = []
     try:

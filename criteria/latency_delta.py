@@ -9,8 +9,6 @@ naming the window and statistic that had none.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from pydantic import field_validator
 
 from criteria.common import NS_PER_MS, DirectionName, Source, latency_ns_of, no_data, parse_stat, pct_change, window_name
@@ -34,8 +32,8 @@ class Params(CriterionParams):
         return stats
 
 
-def evaluate(baseline: Source, event: Source, *, max_rise_pct: float, stats: Sequence[str] = ("mean", "p99"),
-             direction: str = "all") -> Verdict:
+def evaluate(baseline: Source, event: Source, params: Params) -> Verdict:
+    max_rise_pct, stats, direction = params.max_rise_pct, params.stats, params.direction
     window = f"{window_name(event)} vs {window_name(baseline)}"
     rows = []
     for stat in stats:

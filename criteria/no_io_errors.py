@@ -41,7 +41,8 @@ def _errno_name(code: int) -> str:
     return f"{errno.errorcode.get(code, '?')}: {os.strerror(code)}" if code > 0 else str(code)
 
 
-def evaluate(runs: RunResult | Iterable[RunResult | JobResult], *, verify_failures: int = 0, max_errors: int = 0) -> Verdict:
+def evaluate(runs: RunResult | Iterable[RunResult | JobResult], params: Params, *, verify_failures: int = 0) -> Verdict:
+    max_errors = params.max_errors
     jobs = _jobs(runs)
     failing = [j for j in jobs if j.error]
     idle = [j for j in jobs if not j.error and not any(d.ios for d in j.directions.values())]

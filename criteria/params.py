@@ -36,9 +36,11 @@ LatencyStat = Annotated[str, AfterValidator(_known_stat)]
 
 
 class CriterionParams(BaseModel):
-    """Bounds of one criterion as a spec sets them; field names are evaluate() keywords."""
+    """Bounds of one criterion as a spec sets them: the one place a bound and its default are declared.
+
+    A criterion's evaluate(inputs..., params) reads every bound from here; its
+    other keywords are what a test measured or knows (targets, a limit, a window),
+    never a bound.
+    """
 
     model_config = ConfigDict(extra="forbid", validate_by_name=True, validate_by_alias=True, frozen=True)
-
-    def keywords(self) -> dict[str, object]:
-        return self.model_dump()

@@ -49,7 +49,8 @@ def _deviation(relative: float, mode: str) -> float:
     raise ValueError(f"relative_to_baseline mode {mode!r}: use within, not_below or not_above")
 
 
-def evaluate(values: Mapping[str, float], baseline: str, *, tolerance_pct: float, mode: str = "within", metric: str = "iops") -> Verdict:
+def evaluate(values: Mapping[str, float], baseline: str, params: Params) -> Verdict:
+    tolerance_pct, mode, metric = params.tolerance_pct, params.mode, params.metric
     window = f"vs {baseline}"
     if baseline not in values:
         raise ValueError(f"baseline {baseline!r} not among the measured values {sorted(values)}")

@@ -28,8 +28,9 @@ class Params(CriterionParams):
     min_efficiency_pct: float = Field(gt=0)
 
 
-def evaluate(aggregate: float | Mapping[int, float], *, min_efficiency_pct: float, limit: float | None = None,
-             single_host: float | None = None, hosts: int | None = None) -> Verdict:
+def evaluate(aggregate: float | Mapping[int, float], params: Params, *, limit: float | None = None, single_host: float | None = None,
+             hosts: int | None = None) -> Verdict:
+    min_efficiency_pct = params.min_efficiency_pct
     if (limit is None) == (single_host is None):
         raise ValueError("scaling_efficiency needs exactly one reference: limit= or single_host=")
     steps = dict(aggregate) if isinstance(aggregate, Mapping) else {hosts or 1: float(aggregate)}

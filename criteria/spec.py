@@ -83,8 +83,13 @@ class Check:
 
     def evaluate(self, *inputs: Any, **extra: Any) -> Verdict:
         """Run the criterion on the inputs with this check's bounds; `extra` adds
-        per-test keywords (targets, limit ...) or overrides a bound."""
-        verdict = registry.get(self.criterion).evaluate(*inputs, **{**self.params.keywords(), **extra})
+        per-test keywords (window, limit ...) or, named like a Params field
+        (minimum, max_latency_ns ...), overrides that bound for this call."""
+        fields = type(self.params).model_fields
+        bounds = {key: value for key, value in extra.items() if key in fields}
+        params = self.params.model_copy(update=bounds) if bounds else self.params
+        keywords = {key: value for key, value in extra.items() if key not in fields}
+        verdict = registry.get(self.criterion).evaluate(*inputs, params=params, **keywords)
         return dataclasses.replace(verdict, criterion=self.name)
 
     def bound(self, key: str) -> Any:

@@ -52,8 +52,9 @@ def check_window(values: Sequence[float], max_range_pct: float, max_slope_pct: f
             "steady": range_pct <= max_range_pct and excursion_pct <= max_slope_pct}
 
 
-def evaluate(rounds: Sequence[float], *, window_rounds: int = 5, max_range_pct: float = 20.0, max_slope_pct: float = 10.0,
-             max_rounds: int = 25) -> Verdict:
+def evaluate(rounds: Sequence[float], params: Params) -> Verdict:
+    window_rounds, max_rounds = params.window_rounds, params.max_rounds
+    max_range_pct, max_slope_pct = params.max_range_pct, params.max_slope_pct
     considered = list(rounds[:max_rounds])
     unmeasured = [str(n) for n, value in enumerate(considered, 1) if value is None or math.isnan(value)]
     if unmeasured:

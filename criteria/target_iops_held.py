@@ -51,8 +51,8 @@ def _ranges(numbers: list[int]) -> str:
     return ", ".join(f"{p[0]}-{p[-1]}" if len(p) > 1 else f"{p[0]}" for p in parts)
 
 
-def evaluate(series: Series, targets: Mapping[str, float], *, tolerance: float = 0.1, min_fraction: float = 0.9,
-             window: Window | None = None) -> Verdict:
+def evaluate(series: Series, targets: Mapping[str, float], params: Params, *, window: Window | None = None) -> Verdict:
+    tolerance, min_fraction = params.tolerance, params.min_fraction
     window_label = window.name if window else "measure"
     bound_pct = 100.0 * min_fraction
     bad = sorted(k for k, v in targets.items() if v is None or math.isnan(v) or v <= 0)

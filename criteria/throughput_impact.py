@@ -26,7 +26,8 @@ class Params(CriterionParams):
     direction: DirectionName = "all"
 
 
-def evaluate(baseline: Source, event: Source, *, max_drop_pct: float, metric: str = "iops", direction: str = "all") -> Verdict:
+def evaluate(baseline: Source, event: Source, params: Params) -> Verdict:
+    max_drop_pct, metric, direction = params.max_drop_pct, params.metric, params.direction
     window = f"{window_name(event)} vs {window_name(baseline)}"
     try:
         before = metric_of(baseline, metric, direction)

@@ -25,7 +25,8 @@ class Params(CriterionParams):
     direction: DirectionName = "all"
 
 
-def evaluate(source: Source, *, minimum: float, metric: str = "iops", direction: str = "all") -> Verdict:
+def evaluate(source: Source, params: Params) -> Verdict:
+    minimum, metric, direction = params.minimum, params.metric, params.direction
     try:
         value = metric_of(source, metric, direction)
     except NoData as missing:

@@ -371,7 +371,7 @@ def test_job_without_io_fails_no_io_errors(tmp_path: Path) -> None:
     from selftests.unit.test_criteria_errors import _idle, real_run
 
     started = time.monotonic()
-    verdict = no_io_errors.evaluate([_idle(job) for job in real_run("randrw.json").jobs])
+    verdict = no_io_errors.evaluate([_idle(job) for job in real_run("randrw.json").jobs], no_io_errors.Params())
     row = FaultRow("job did no I/O (json error 0)", verdict.detail, time.monotonic() - started, not verdict.passed, leftovers(tmp_path))
     record(row, bound_s=5, names=("did no I/O",))
 

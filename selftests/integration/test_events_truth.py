@@ -75,8 +75,8 @@ def run_with_degrade(array: LocalArray, engine: FioEngine, connection: Connectio
 
 def judged(run: EventRun) -> tuple:  # type: ignore[type-arg]
     baseline, event, recovery = run.window_stats("degrade truth (on)", "degrade truth (off)")
-    throughput = throughput_impact.evaluate(baseline, event, max_drop_pct=MAX_DROP_PCT)
-    latency = latency_delta.evaluate(baseline, event, max_rise_pct=MAX_RISE_PCT, stats=("mean", "p99"))
+    throughput = throughput_impact.evaluate(baseline, event, throughput_impact.Params(max_drop_pct=MAX_DROP_PCT))
+    latency = latency_delta.evaluate(baseline, event, latency_delta.Params(max_rise_pct=MAX_RISE_PCT, stats=("mean", "p99")))
     return baseline, event, recovery, throughput, latency
 
 
@@ -118,7 +118,7 @@ def test_writes_after_a_snapshot_pay_copy_on_write(local_lab: Lab, local_run: Ru
     ], ramp_s=RAMP_S)
     result, timeline = schedule.run_beside(lambda: engine.run_plan(RunPlan("cow", (JobSpec("load", writes, connection),))))
     baseline, event, _ = EventRun(result, timeline).window_stats("snapshot_create", "snapshot_delete")
-    rise = latency_delta.evaluate(baseline, event, max_rise_pct=0, stats=("mean",))
+    rise = latency_delta.evaluate(baseline, event, latency_delta.Params(max_rise_pct=0, stats=("mean",)))
     print(rise.line())
     # Measured on this machine: +100 % to +250 % mean write latency while the snapshot exists.
     assert event.of("write").latency_mean_ns > 1.2 * baseline.of("write").latency_mean_ns, rise.line()
@@ -137,7 +137,7 @@ def test_the_verify_region_catches_a_lost_write(local_lab: Lab, local_run: Run, 
         result = engine.run_plan(RunPlan("lossy", (verify,)))
     finally:
         timer.join()
-    verdict = no_io_errors.evaluate(result)
+    verdict = no_io_errors.evaluate(result, no_io_errors.Params())
     assert not verdict.passed
     assert "verify error 84 (EILSEQ" in verdict.detail
 

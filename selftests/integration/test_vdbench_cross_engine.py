@@ -56,7 +56,7 @@ def test_fio_and_vdbench_measure_the_same_cap(local_lab: Lab, local_run: Run, lo
     assert abs(fio_iops - vdb_iops) <= 0.02 * max(fio_iops, vdb_iops)
     assert [j.name for j in vdbench.jobs] == ["vm1"]
     assert vdbench.total("write").ios == 0
-    assert no_io_errors.evaluate(fio).passed and no_io_errors.evaluate(vdbench).passed
+    assert no_io_errors.evaluate(fio, no_io_errors.Params()).passed and no_io_errors.evaluate(vdbench, no_io_errors.Params()).passed
     parm = next(p for label, p in vdbench.artifacts.items() if label.endswith("vdbench parmfile"))
     assert marker_pids(parm) == []  # no vdbench JVM outlives its run
     assert not local_run.ledger.open_entries("process")

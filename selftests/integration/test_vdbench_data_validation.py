@@ -54,7 +54,7 @@ def test_clean_verify_run_passes(local_lab: Lab, local_run: Run, local_array: Lo
     maps_before = set(glob.glob("/tmp/vdbench.pid*.mmap.*"))
     engine, plan, _ = _setup(local_lab, local_run, local_array, "dvclean")
     result = engine.run_plan(plan)
-    assert no_io_errors.evaluate(result).passed
+    assert no_io_errors.evaluate(result, no_io_errors.Params()).passed
     assert result.total_iops > 0
     assert set(glob.glob("/tmp/vdbench.pid*.mmap.*")) == maps_before
 
@@ -73,6 +73,6 @@ def test_corrupted_blocks_fail_no_io_errors(local_lab: Lab, local_run: Run, loca
     corrupter.start()
     result = engine.run_plan(plan, control)
     corrupter.join()
-    verdict = no_io_errors.evaluate(result)
+    verdict = no_io_errors.evaluate(result, no_io_errors.Params())
     assert not verdict.passed and "EILSEQ" in verdict.detail, verdict.detail
     assert Path(result.artifacts["vdbench output"], "errorlog.html").exists()

@@ -57,26 +57,30 @@ def unpaired_windows() -> tuple:  # type: ignore[type-arg]
 
 
 def test_latency_bound_on_a_run_without_bins_fails_instead_of_reading_0_ms() -> None:
-    assert latency_bound.evaluate(real_run(), max_latency_ns=1e9).passed  # the same run with its bins passes
-    failed_for(latency_bound.evaluate(real_run("bins"), max_latency_ns=1e9), "no latency histogram bins in run randrw (read)")
-    failed_for(latency_bound.evaluate(real_run("clat"), max_latency_ns=1e9, stat="mean", direction="all"),
+    assert latency_bound.evaluate(real_run(), latency_bound.Params(max_latency="1s")).passed  # the same run with its bins passes
+    failed_for(latency_bound.evaluate(real_run("bins"), latency_bound.Params(max_latency="1s")),
+               "no latency histogram bins in run randrw (read)")
+    failed_for(latency_bound.evaluate(real_run("clat"), latency_bound.Params(max_latency="1s", stat="mean", direction="all")),
                "no latency samples in run randrw (all)")
 
 
 def test_latency_checks_on_a_window_without_latency_samples_fail_naming_the_window() -> None:
     baseline, event = unpaired_windows()
     assert event.total.iops == 100.0  # the I/O is there, only its latency is unknown
-    failed_for(latency_bound.evaluate(event, max_latency_ns=1e9, stat="mean"), "no latency samples in window event (read)")
-    failed_for(latency_bound.evaluate(event, max_latency_ns=1e9, stat="p99"),
+    failed_for(latency_bound.evaluate(event, latency_bound.Params(max_latency="1s", stat="mean")),
+               "no latency samples in window event (read)")
+    failed_for(latency_bound.evaluate(event, latency_bound.Params(max_latency="1s", stat="p99")),
                "no latency samples in window event (read) (no clat_hist log lines)")
-    failed_for(latency_delta.evaluate(baseline, event, max_rise_pct=1000, stats=("mean",)), "no latency samples in window event (all)")
+    failed_for(latency_delta.evaluate(baseline, event, latency_delta.Params(max_rise_pct=1000, stats=("mean",))),
+               "no latency samples in window event (all)")
 
 
 def test_throughput_checks_fail_on_a_direction_with_no_intervals() -> None:
     baseline, event = unpaired_windows()
-    failed_for(throughput_min.evaluate(event, minimum=1, direction="write"), "no intervals in window event (write)")
-    failed_for(throughput_impact.evaluate(baseline, event, max_drop_pct=100, direction="write"), "no intervals in window baseline (write)")
-    assert throughput_min.evaluate(event, minimum=1, direction="read").passed
+    failed_for(throughput_min.evaluate(event, throughput_min.Params(minimum=1, direction="write")), "no intervals in window event (write)")
+    failed_for(throughput_impact.evaluate(baseline, event, throughput_impact.Params(max_drop_pct=100, direction="write")),
+               "no intervals in window baseline (write)")
+    assert throughput_min.evaluate(event, throughput_min.Params(minimum=1, direction="read")).passed
 
 
 def test_a_sweep_point_that_could_not_be_measured_fails_iops_at_latency() -> None:
@@ -85,29 +89,34 @@ def test_a_sweep_point_that_could_not_be_measured_fails_iops_at_latency() -> Non
     assert point.iops == 100.0 and math.isnan(point.latency_mean_ns)
     assert "no latency samples in window event (all)" in point.missing
     good = SweepPoint("qd=1", 50.0, 1e5, {99.0: 2e5})
-    failed_for(iops_at_latency.evaluate([good, point], max_latency_ns=1e6, min_iops=10), "point qd=8: no latency samples")
-    failed_for(iops_at_latency.evaluate([], max_latency_ns=1e6, min_iops=10), "no sweep points")
+    failed_for(iops_at_latency.evaluate([good, point], iops_at_latency.Params(max_latency="1ms", min_iops=10)),
+               "point qd=8: no latency samples")
+    failed_for(iops_at_latency.evaluate([], iops_at_latency.Params(max_latency="1ms", min_iops=10)), "no sweep points")
     nan_point = SweepPoint("qd=2", math.nan, 1e5)
-    failed_for(iops_at_latency.evaluate([good, nan_point], max_latency_ns=1e6, min_iops=10), "point qd=2: IOPS or mean latency is NaN")
-    assert iops_at_latency.evaluate([good], max_latency_ns=1e6, min_iops=10).passed
+    failed_for(iops_at_latency.evaluate([good, nan_point], iops_at_latency.Params(max_latency="1ms", min_iops=10)),
+               "point qd=2: IOPS or mean latency is NaN")
+    assert iops_at_latency.evaluate([good], iops_at_latency.Params(max_latency="1ms", min_iops=10)).passed
 
 
 def test_nan_figures_fail_the_comparison_criteria() -> None:
-    failed_for(relative_to_baseline.evaluate({"fc": 100.0, "nfs": math.nan}, "fc", tolerance_pct=5), "iops not measured for nfs")
-    assert relative_to_baseline.evaluate({"fc": 100.0, "nfs": 99.0}, "fc", tolerance_pct=5).passed
-    failed_for(scaling_efficiency.evaluate({1: 10.0, 2: math.nan}, min_efficiency_pct=90, single_host=10.0),
+    failed_for(relative_to_baseline.evaluate({"fc": 100.0, "nfs": math.nan}, "fc", relative_to_baseline.Params(tolerance_pct=5)),
+               "iops not measured for nfs")
+    assert relative_to_baseline.evaluate({"fc": 100.0, "nfs": 99.0}, "fc", relative_to_baseline.Params(tolerance_pct=5)).passed
+    failed_for(scaling_efficiency.evaluate({1: 10.0, 2: math.nan}, scaling_efficiency.Params(min_efficiency_pct=90), single_host=10.0),
                "aggregate not measured at 2 hosts")
-    failed_for(scaling_efficiency.evaluate(100.0, min_efficiency_pct=90, limit=0.0), "reference (limit 0) is not a positive figure")
-    failed_for(scaling_efficiency.evaluate({}, min_efficiency_pct=90, limit=10.0), "no aggregate figure")
-    failed_for(steady_state.evaluate([100.0] * 3 + [math.nan] + [100.0] * 3), "round(s) 4 not measured")
-    assert steady_state.evaluate([100.0] * 7).passed
+    failed_for(scaling_efficiency.evaluate(100.0, scaling_efficiency.Params(min_efficiency_pct=90), limit=0.0),
+               "reference (limit 0) is not a positive figure")
+    failed_for(scaling_efficiency.evaluate({}, scaling_efficiency.Params(min_efficiency_pct=90), limit=10.0), "no aggregate figure")
+    failed_for(steady_state.evaluate([100.0] * 3 + [math.nan] + [100.0] * 3, steady_state.Params()), "round(s) 4 not measured")
+    assert steady_state.evaluate([100.0] * 7, steady_state.Params()).passed
 
 
 def test_a_nan_iops_target_fails_target_iops_held() -> None:
     series = Series(tuple(Sample(T0 + 1000 * (k + 1), "vm1", "h1", Dir.READ, 100.0, 1e5, 1) for k in range(5)))
-    failed_for(target_iops_held.evaluate(series, {"vm1": math.nan}), "IOPS target missing or not positive for vm1")
-    failed_for(target_iops_held.evaluate(series, {}), "no IOPS targets given")
-    assert target_iops_held.evaluate(series, {"vm1": 100}).passed
+    failed_for(target_iops_held.evaluate(series, {"vm1": math.nan}, target_iops_held.Params()),
+               "IOPS target missing or not positive for vm1")
+    failed_for(target_iops_held.evaluate(series, {}, target_iops_held.Params()), "no IOPS targets given")
+    assert target_iops_held.evaluate(series, {"vm1": 100}, target_iops_held.Params()).passed
 
 
 @pytest.mark.parametrize("strip", ["bins", "clat"])

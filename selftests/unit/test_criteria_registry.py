@@ -24,10 +24,15 @@ def test_every_criterion_module_is_registered_under_its_name() -> None:
         assert entry.summary.startswith(f"{name}:")
 
 
-def test_every_bound_is_a_keyword_of_its_evaluator() -> None:
+def test_every_evaluator_reads_its_bounds_from_its_params_alone() -> None:
+    """Bounds and their defaults are declared once, in Params: evaluate() takes the Params object
+    and none of its other parameters is named like a bound (which would be a second declaration)."""
     for entry in registry.REGISTRY.values():
-        keywords = {p.name for p in inspect.signature(entry.evaluate).parameters.values() if p.kind is p.KEYWORD_ONLY}
-        assert set(entry.params.model_fields) <= keywords, entry.name
+        parameters = inspect.signature(entry.evaluate, eval_str=True).parameters
+        assert "params" in parameters and parameters["params"].annotation is entry.params, entry.name
+        assert parameters["params"].default is inspect.Parameter.empty, entry.name
+        others = set(parameters) - {"params"}
+        assert not others & set(entry.params.model_fields), entry.name
 
 
 def test_unknown_criterion_names_the_known_ones() -> None:

@@ -17,7 +17,7 @@ def test_least_squares_slope() -> None:
 
 
 def test_settling_device_reaches_steady_state_and_names_the_round() -> None:
-    verdict = steady_state.evaluate(SETTLING)
+    verdict = steady_state.evaluate(SETTLING, steady_state.Params())
     assert verdict.passed, verdict.line()
     first = next(i for i in range(5, len(SETTLING) + 1) if check_window(SETTLING[i - 5:i], 20, 10)["steady"])
     assert verdict.measured == first == 9 and verdict.window == "rounds 5-9"
@@ -26,7 +26,7 @@ def test_settling_device_reaches_steady_state_and_names_the_round() -> None:
 
 
 def test_steady_state_too_late_fails() -> None:
-    verdict = steady_state.evaluate(SETTLING, max_rounds=7)
+    verdict = steady_state.evaluate(SETTLING, steady_state.Params(max_rounds=7))
     assert not verdict.passed and verdict.measured == 7 and "no window of 5 rounds within 7" in verdict.detail
 
 
@@ -34,15 +34,15 @@ def test_a_steady_trend_fails_the_slope_but_not_the_range() -> None:
     drifting = [100.0, 104.0, 108.0, 112.0, 116.0]  # range 16 % of mean 108: ok; excursion 16/108 = 14.8 %: not ok
     row = check_window(drifting, 20, 10)
     assert row["range_pct"] < 20 and row["slope_excursion_pct"] > 10 and not row["steady"]
-    assert not steady_state.evaluate(drifting).passed
+    assert not steady_state.evaluate(drifting, steady_state.Params()).passed
 
 
 def test_noise_without_trend_fails_the_range() -> None:
     noisy = [100.0, 130.0, 95.0, 128.0, 100.0]
     row = check_window(noisy, 20, 10)
-    assert row["range_pct"] > 20 and not steady_state.evaluate(noisy).passed
+    assert row["range_pct"] > 20 and not steady_state.evaluate(noisy, steady_state.Params()).passed
 
 
 def test_too_few_rounds_fails() -> None:
-    verdict = steady_state.evaluate([1.0, 1.0, 1.0])
+    verdict = steady_state.evaluate([1.0, 1.0, 1.0], steady_state.Params())
     assert not verdict.passed and "only 3 rounds" in verdict.detail

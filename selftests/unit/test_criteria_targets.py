@@ -27,7 +27,8 @@ def tile_series(iops_by_vm: dict[str, list[float]], host: str = "h1") -> Series:
 
 def test_every_vm_on_target_passes() -> None:
     series = tile_series({"sql-heavy": [70.0] * 10, "web-light": [10.0] * 9 + [8.5]})
-    verdict = target_iops_held.evaluate(series, {"sql-heavy": 70, "web-light": 10}, tolerance=0.1, min_fraction=0.9)
+    verdict = target_iops_held.evaluate(series, {"sql-heavy": 70, "web-light": 10},
+                                        target_iops_held.Params(tolerance=0.1, min_fraction=0.9))
     assert verdict.passed, verdict.line()
     assert verdict.intervals_considered == 20 and verdict.intervals_failing == 1  # web-light's 8.5 < 9
     assert verdict.measured == 90.0 and verdict.bound == 90.0
@@ -35,7 +36,8 @@ def test_every_vm_on_target_passes() -> None:
 
 def test_a_vm_below_target_too_often_fails_and_is_named() -> None:
     series = tile_series({"sql-heavy": [70.0] * 10, "oltp-medium": [25.0] * 7 + [20.0] * 3})
-    verdict = target_iops_held.evaluate(series, {"sql-heavy": 70, "oltp-medium": 25}, tolerance=0.1, min_fraction=0.9)
+    verdict = target_iops_held.evaluate(series, {"sql-heavy": 70, "oltp-medium": 25},
+                                        target_iops_held.Params(tolerance=0.1, min_fraction=0.9))
     assert not verdict.passed
     assert verdict.measured == 70.0
     assert "missed: h1/oltp-medium (7/10 intervals, min 20 of 25 IOPS, missed intervals 8-10)" in verdict.detail
@@ -46,24 +48,24 @@ def test_a_vm_below_target_too_often_fails_and_is_named() -> None:
 
 def test_a_silent_vm_is_a_missed_vm() -> None:
     series = tile_series({"sql-heavy": [70.0] * 10})
-    verdict = target_iops_held.evaluate(series, {"sql-heavy": 70, "exchange-light": 3})
+    verdict = target_iops_held.evaluate(series, {"sql-heavy": 70, "exchange-light": 3}, target_iops_held.Params())
     assert not verdict.passed and "exchange-light (0/0 intervals" in verdict.detail
 
 
 def test_targets_by_host_and_job_and_a_window() -> None:
     series = Series(tile_series({"vm1": [100.0] * 10}, "h1").samples + tile_series({"vm1": [50.0] * 10}, "h2").samples)
-    per_host = target_iops_held.evaluate(series, {"h1/vm1": 100, "h2/vm1": 50})
+    per_host = target_iops_held.evaluate(series, {"h1/vm1": 100, "h2/vm1": 50}, target_iops_held.Params())
     assert per_host.passed and len(per_host.evidence) == 2
-    same_target = target_iops_held.evaluate(series, {"vm1": 100})
+    same_target = target_iops_held.evaluate(series, {"vm1": 100}, target_iops_held.Params())
     assert not same_target.passed and "h2/vm1" in same_target.detail and "h1/vm1 (" not in same_target.detail
     dip = tile_series({"vm1": [100.0] * 5 + [10.0] * 5})
     first_half = Window("baseline", T0, T0 + 5000)
-    assert target_iops_held.evaluate(dip, {"vm1": 100}, window=first_half).passed
-    assert not target_iops_held.evaluate(dip, {"vm1": 100}).passed
+    assert target_iops_held.evaluate(dip, {"vm1": 100}, target_iops_held.Params(), window=first_half).passed
+    assert not target_iops_held.evaluate(dip, {"vm1": 100}, target_iops_held.Params()).passed
 
 
 def test_no_targets_is_not_a_pass() -> None:
-    verdict = target_iops_held.evaluate(tile_series({"vm1": [1.0]}), {})
+    verdict = target_iops_held.evaluate(tile_series({"vm1": [1.0]}), {}, target_iops_held.Params())
     assert not verdict.passed and math.isnan(verdict.measured)
 
 
@@ -76,7 +78,7 @@ def test_real_fio_tile_holds_before_the_noisy_writer_and_misses_over_the_whole_r
     targets = {"vm_sql": 300, "vm_web": 100}  # what tiles.fio requested with rate_iops
     start = min(s.t_ms for s in samples) - 1000
     baseline, _, _ = event_windows(start, start + 9000, start + 3000, start + 6000)
-    assert target_iops_held.evaluate(series, targets, window=baseline).passed
-    whole = target_iops_held.evaluate(series, targets)
+    assert target_iops_held.evaluate(series, targets, target_iops_held.Params(), window=baseline).passed
+    whole = target_iops_held.evaluate(series, targets, target_iops_held.Params())
     assert not whole.passed
     assert "vm_sql" in whole.detail and whole.intervals_considered == 16

@@ -81,7 +81,7 @@ def test_resample_counts_a_bucket_the_vm_was_silent_in() -> None:
     coarse = resample(Series(tuple(lines)), 5000)
     per_vm = {job: [s.iops for s in coarse.samples if s.job == job] for job in ("vm-sql", "vm-web")}
     assert per_vm == {"vm-sql": [10.0, 0.0, 10.0], "vm-web": [10.0, 10.0, 10.0]}
-    verdict = target_iops_held.evaluate(coarse, {"vm-sql": 10, "vm-web": 10}, min_fraction=0.9)
+    verdict = target_iops_held.evaluate(coarse, {"vm-sql": 10, "vm-web": 10}, target_iops_held.Params(min_fraction=0.9))
     assert not verdict.passed
     assert "h1/vm-sql (2/3 intervals, min 0 of 10 IOPS, missed intervals 2)" in verdict.detail
     assert "vm-web (" not in verdict.detail
@@ -90,7 +90,7 @@ def test_resample_counts_a_bucket_the_vm_was_silent_in() -> None:
 def test_a_vm_that_pauses_fails_target_iops_held_in_the_one_second_path_too() -> None:
     run = RunResult("tile", (), Series(tuple(job_lines("vm", [100.0] * 3 + [0.0] * 4 + [100.0] * 3)),
                                        spans=(JobSpan("h1", "vm", T0, T0 + 10_000),)), T0, T0 + 10_000)
-    verdict = target_iops_held.evaluate(judged_series(run, 1000), {"vm": 100})
+    verdict = target_iops_held.evaluate(judged_series(run, 1000), {"vm": 100}, target_iops_held.Params())
     assert not verdict.passed and "missed intervals 4-7" in verdict.detail, verdict.line()
 
 
@@ -103,7 +103,7 @@ def test_a_stall_in_the_event_window_fails_the_event_check_not_the_infrastructur
     baseline, event, _ = run.window_stats("dedupe_run")  # no WindowTooShort: the run covered the window
     assert event.intervals == 5
     assert event.total.iops == pytest.approx((2 * 1000 + 1000 * 5) / 5)
-    verdict = throughput_impact.evaluate(baseline, event, max_drop_pct=50)  # a 30 % drop alone would pass
+    verdict = throughput_impact.evaluate(baseline, event, throughput_impact.Params(max_drop_pct=50))  # a 30 % drop alone would pass
     assert not verdict.passed
     assert "h1/vm-sql: 0 IOPS in 3 of 5 intervals of the event window" in verdict.detail
 

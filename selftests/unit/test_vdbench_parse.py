@@ -103,7 +103,7 @@ def test_run_result_carries_the_jobs_and_a_clean_errorlog_passes() -> None:
     sql = result.series.where(job="sql", dir=Dir.READ).samples
     assert len(sql) == 10 and all(s.host == "localhost" for s in sql)
     assert result.start_ms < min(s.t_ms for s in result.series.samples) <= result.end_ms
-    assert no_io_errors.evaluate(result).passed
+    assert no_io_errors.evaluate(result, no_io_errors.Params()).passed
 
 
 def test_cli_json_has_exactly_the_documented_keys(capsys: pytest.CaptureFixture[str]) -> None:
@@ -215,7 +215,7 @@ def test_errorlog_entries_fail_no_io_errors(tmp_path: Path) -> None:
         log.write("22:34:40.001 hd1-0: Data Validation error for sd=sd1,lun=/lab/data/vol1 lba 8192\n")
     output = parse_outdir(out)
     assert len(output.errors) == 1
-    verdict = no_io_errors.evaluate(to_run_result(output, output.points[0], "localhost"))
+    verdict = no_io_errors.evaluate(to_run_result(output, output.points[0], "localhost"), no_io_errors.Params())
     assert not verdict.passed and "EILSEQ" in verdict.detail
 
 
@@ -260,7 +260,7 @@ def test_a_clean_data_validation_run_has_no_errors_and_a_corrupted_one_fails_no_
     out = _copy(tmp_path, "run5_multihost")
     shutil.copy(DATA / "errorlog_dv_corrupted.html", out / "errorlog.html")
     output = parse_outdir(out)
-    verdict = no_io_errors.evaluate(to_run_result(output, output.points[0], "localhost"))
+    verdict = no_io_errors.evaluate(to_run_result(output, output.points[0], "localhost"), no_io_errors.Params())
     assert not verdict.passed and "EILSEQ" in verdict.detail
 
 
