@@ -21,7 +21,7 @@ from iogate.metrics.histogram import Histogram
 from iogate.metrics.nodata import NoData
 from iogate.metrics.types import Dir, RunResult
 from iogate.metrics.windows import WindowStats
-from iogate.verdict import Verdict
+from iogate.verdict import Unit, Verdict
 
 Source = RunResult | WindowStats
 DirectionName = Literal["read", "write", "trim", "all"]
@@ -52,7 +52,7 @@ def _where(source: Source, direction: str) -> str:
     return f"window {source.name} ({direction})" if isinstance(source, WindowStats) else f"run {source.name} ({direction})"
 
 
-def no_data(name: str, bound: float, unit: str, window: str, missing: NoData | str) -> Verdict:
+def no_data(name: str, bound: float, unit: Unit, window: str, missing: NoData | str) -> Verdict:
     """The FAIL verdict of a criterion that had nothing to judge; the detail says what was missing."""
     return Verdict(name, False, float("nan"), bound, unit, window, detail=f"no data: {missing}")
 

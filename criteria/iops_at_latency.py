@@ -18,7 +18,7 @@ from pydantic import Field
 from criteria.common import NS_PER_MS, no_data
 from criteria.params import CriterionParams, LatencyNs, LatencyStat
 from criteria.points import SweepPoint
-from iogate.verdict import Verdict
+from iogate.verdict import Unit, Verdict
 
 NAME = "iops_at_latency"
 
@@ -32,10 +32,10 @@ class Params(CriterionParams):
 def evaluate(points: Sequence[SweepPoint], params: Params) -> Verdict:
     max_latency_ns, min_iops, stat = params.max_latency_ns, params.min_iops, params.stat
     if not points:
-        return no_data(NAME, min_iops, "IOPS", "sweep of 0 points", "no sweep points")
+        return no_data(NAME, min_iops, Unit.IOPS, "sweep of 0 points", "no sweep points")
     for point in points:
         if point.missing or math.isnan(point.iops) or math.isnan(point.latency_ns(stat)):
-            return no_data(NAME, min_iops, "IOPS", f"sweep of {len(points)} points",
+            return no_data(NAME, min_iops, Unit.IOPS, f"sweep of {len(points)} points",
                            f"point {point.label}: {point.missing or f'IOPS or {stat} latency is NaN'}")
     rows = [{"point": p.label, "iops": p.iops, "latency_ms": p.latency_ns(stat) / NS_PER_MS,
              "within_latency": p.latency_ns(stat) <= max_latency_ns} for p in points]
@@ -44,7 +44,7 @@ def evaluate(points: Sequence[SweepPoint], params: Params) -> Verdict:
     bound_ms = max_latency_ns / NS_PER_MS
     window = f"sweep of {len(rows)} points"
     if best is None:
-        return Verdict(NAME, False, 0.0, min_iops, "IOPS", window, evidence=tuple(rows),
+        return Verdict(NAME, False, 0.0, min_iops, Unit.IOPS, window, evidence=tuple(rows),
                        detail=f"no point has {stat} latency <= {bound_ms:g} ms")
-    return Verdict(NAME, best["iops"] >= min_iops, best["iops"], min_iops, "IOPS", window, evidence=tuple(rows),
+    return Verdict(NAME, best["iops"] >= min_iops, best["iops"], min_iops, Unit.IOPS, window, evidence=tuple(rows),
                    detail=f"{best['iops']:.6g} IOPS @ {stat} {best['latency_ms']:.4g} ms (point {best['point']}; limit {bound_ms:g} ms)")

@@ -66,7 +66,7 @@ from pydantic import Field
 from criteria.common import NS_PER_MS
 from criteria.params import CriterionParams, LatencyNs, LatencyStat
 from criteria.points import SweepPoint
-from iogate.verdict import Verdict
+from iogate.verdict import Unit, Verdict
 
 NAME = "knee"
 
@@ -139,12 +139,12 @@ def evaluate(points: Sequence[SweepPoint], params: Params) -> Verdict:
         raise ValueError(f"knee method {method!r}: use chord or slope")
     if len(points) < 2:
         what = "empty sweep" if not points else f"one point ({points[0].label}) shows neither saturation nor its absence"
-        return Verdict(NAME, False, float("nan") if not points else points[0].iops, bound, "IOPS", window, detail=what)
+        return Verdict(NAME, False, float("nan") if not points else points[0].iops, bound, Unit.IOPS, window, detail=what)
     xs = [p.iops for p in points]
     ys = [p.latency_ns(stat) for p in points]
     bad = [p.label for p, x, y in zip(points, xs, ys, strict=True) if not (math.isfinite(x) and math.isfinite(y)) or y <= 0]
     if bad:
-        return Verdict(NAME, False, float("nan"), bound, "IOPS", window,
+        return Verdict(NAME, False, float("nan"), bound, Unit.IOPS, window,
                        detail=f"no usable {stat} latency / IOPS at point(s) {', '.join(bad)}")
 
     def rises(before: float, after: float) -> bool:
@@ -193,4 +193,4 @@ def evaluate(points: Sequence[SweepPoint], params: Params) -> Verdict:
          score_key: scores[i] if i < len(scores) else None, "knee": outcome == "knee" and i == at}
         for i, (p, x, y) in enumerate(zip(points, xs, ys, strict=True))
     )
-    return Verdict(NAME, passed, xs[at], bound, "IOPS", window, evidence=rows, detail=f"{what}; {_growth(ys)} {rule}")
+    return Verdict(NAME, passed, xs[at], bound, Unit.IOPS, window, evidence=rows, detail=f"{what}; {_growth(ys)} {rule}")

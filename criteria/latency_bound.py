@@ -13,7 +13,7 @@ from pydantic import Field
 from criteria.common import NS_PER_MS, DirectionOrEach, Source, expand_directions, latency_ns_of, no_data, window_name
 from criteria.params import CriterionParams, LatencyNs, LatencyStat
 from iogate.metrics.nodata import NoData
-from iogate.verdict import Verdict
+from iogate.verdict import Unit, Verdict
 
 NAME = "latency_bound"
 
@@ -33,12 +33,12 @@ def evaluate(source: Source, params: Params) -> Verdict:
             value_ns = latency_ns_of(source, stat, name)
             rows.append({"direction": name, "stat": stat, "latency_ms": value_ns / NS_PER_MS, "passed": value_ns <= max_latency_ns})
     except NoData as missing:
-        return no_data(NAME, bound_ms, "ms", window_name(source), missing)
+        return no_data(NAME, bound_ms, Unit.MS, window_name(source), missing)
     if not rows:
-        return Verdict(NAME, False, float("nan"), bound_ms, "ms", window_name(source), detail="no I/O measured")
+        return Verdict(NAME, False, float("nan"), bound_ms, Unit.MS, window_name(source), detail="no I/O measured")
     worst = max(rows, key=lambda r: r["latency_ms"])
     failing = [r["direction"] for r in rows if not r["passed"]]
     detail = f"{stat} {worst['direction']} (worst of {', '.join(r['direction'] for r in rows)})"
     if failing:
         detail += f"; over the bound: {', '.join(failing)}"
-    return Verdict(NAME, not failing, worst["latency_ms"], bound_ms, "ms", window_name(source), evidence=tuple(rows), detail=detail)
+    return Verdict(NAME, not failing, worst["latency_ms"], bound_ms, Unit.MS, window_name(source), evidence=tuple(rows), detail=detail)

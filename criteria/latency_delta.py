@@ -14,7 +14,7 @@ from pydantic import field_validator
 from criteria.common import NS_PER_MS, DirectionName, Source, latency_ns_of, no_data, parse_stat, pct_change, window_name
 from criteria.params import CriterionParams
 from iogate.metrics.nodata import NoData
-from iogate.verdict import Verdict
+from iogate.verdict import Unit, Verdict
 
 NAME = "latency_delta"
 
@@ -41,14 +41,14 @@ def evaluate(baseline: Source, event: Source, params: Params) -> Verdict:
             before_ns = latency_ns_of(baseline, stat, direction)
             during_ns = latency_ns_of(event, stat, direction)
         except NoData as missing:
-            return no_data(NAME, max_rise_pct, "%", window, missing)
+            return no_data(NAME, max_rise_pct, Unit.PCT, window, missing)
         if before_ns <= 0 or during_ns <= 0:
             empty = window_name(baseline) if before_ns <= 0 else window_name(event)
-            return Verdict(NAME, False, float("nan"), max_rise_pct, "%", window, detail=f"no {stat} latency in window {empty}")
+            return Verdict(NAME, False, float("nan"), max_rise_pct, Unit.PCT, window, detail=f"no {stat} latency in window {empty}")
         rise = pct_change(during_ns, before_ns)
         rows.append({"stat": stat, "baseline_ms": before_ns / NS_PER_MS, "event_ms": during_ns / NS_PER_MS,
                      "rise_pct": rise, "passed": rise <= max_rise_pct})
     worst = max(rows, key=lambda r: r["rise_pct"])
     detail = "; ".join(f"{r['stat']} {r['baseline_ms']:.4g} -> {r['event_ms']:.4g} ms ({r['rise_pct']:+.1f} %)" for r in rows)
-    return Verdict(NAME, all(r["passed"] for r in rows), worst["rise_pct"], max_rise_pct, "%", window,
+    return Verdict(NAME, all(r["passed"] for r in rows), worst["rise_pct"], max_rise_pct, Unit.PCT, window,
                    evidence=tuple(rows), detail=f"{direction}: {detail}")

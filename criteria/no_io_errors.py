@@ -20,7 +20,7 @@ from pydantic import Field
 
 from criteria.params import CriterionParams
 from iogate.metrics.types import JobResult, RunResult
-from iogate.verdict import Verdict
+from iogate.verdict import Unit, Verdict
 
 NAME = "no_io_errors"
 
@@ -59,4 +59,4 @@ def evaluate(runs: RunResult | Iterable[RunResult | JobResult], params: Params, 
     if verify_failures:
         detail += f"; {verify_failures} verify failures"
     passed = bool(jobs) and not idle and count <= max_errors
-    return Verdict(NAME, passed, count, max_errors, "errors", "run", evidence=rows, detail=detail)
+    return Verdict(NAME, passed, count, max_errors, Unit.ERRORS, "run", evidence=rows, detail=detail)

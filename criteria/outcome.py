@@ -14,7 +14,7 @@ def failures(verdicts: Iterable[Verdict]) -> list[Verdict]:
 def failure_message(verdicts: Iterable[Verdict]) -> str:
     """"" when every verdict passed; else the failing verdicts' lines joined by " | ".
 
-    >>> failure_message([Verdict("p99_latency_max", False, 61.2, 50, "ms")])
+    >>> failure_message([Verdict("p99_latency_max", False, 61.2, 50, Unit.MS)])
     'p99_latency_max FAIL: measured 61.2 ms, bound 50 ms, window measure'
     """
     verdicts = list(verdicts)

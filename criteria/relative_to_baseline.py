@@ -21,7 +21,7 @@ from pydantic import Field
 
 from criteria.common import no_data
 from criteria.params import CriterionParams
-from iogate.verdict import Verdict
+from iogate.verdict import Unit, Verdict
 
 NAME = "relative_to_baseline"
 
@@ -56,10 +56,11 @@ def evaluate(values: Mapping[str, float], baseline: str, params: Params) -> Verd
         raise ValueError(f"baseline {baseline!r} not among the measured values {sorted(values)}")
     unmeasured = sorted(name for name, value in values.items() if value is None or math.isnan(value))
     if unmeasured:
-        return no_data(NAME, tolerance_pct, "% points", window, f"{metric} not measured for {', '.join(unmeasured)}")
+        return no_data(NAME, tolerance_pct, Unit.PCT_POINTS, window, f"{metric} not measured for {', '.join(unmeasured)}")
     base = values[baseline]
     if base <= 0:
-        return Verdict(NAME, False, float("nan"), tolerance_pct, "% points", window, detail=f"baseline {baseline} {metric} is {base:g}")
+        return Verdict(NAME, False, float("nan"), tolerance_pct, Unit.PCT_POINTS, window,
+                       detail=f"baseline {baseline} {metric} is {base:g}")
     rows = []
     for name, value in values.items():
         relative = 100.0 * value / base
@@ -71,4 +72,4 @@ def evaluate(values: Mapping[str, float], baseline: str, params: Params) -> Verd
     detail = ", ".join(f"{r['name']} = {r['relative']:.1f}" for r in rows) + f" ({metric}, {baseline} = 100, {_RULE[mode](tolerance_pct)})"
     if failing:
         detail += f"; out of bounds: {', '.join(failing)}"
-    return Verdict(NAME, not failing, worst["deviation"], tolerance_pct, "% points", window, evidence=tuple(rows), detail=detail)
+    return Verdict(NAME, not failing, worst["deviation"], tolerance_pct, Unit.PCT_POINTS, window, evidence=tuple(rows), detail=detail)

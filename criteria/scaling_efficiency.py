@@ -19,7 +19,7 @@ from pydantic import Field
 
 from criteria.common import no_data
 from criteria.params import CriterionParams
-from iogate.verdict import Verdict
+from iogate.verdict import Unit, Verdict
 
 NAME = "scaling_efficiency"
 
@@ -37,12 +37,12 @@ def evaluate(aggregate: float | Mapping[int, float], params: Params, *, limit: f
     against = f"limit {limit:g}" if limit is not None else f"N x single host {single_host:g}"
     reference_value = limit if limit is not None else single_host
     if not steps:
-        return no_data(NAME, min_efficiency_pct, "%", against, "no aggregate figure")
+        return no_data(NAME, min_efficiency_pct, Unit.PCT, against, "no aggregate figure")
     if reference_value is None or math.isnan(reference_value) or reference_value <= 0:
-        return no_data(NAME, min_efficiency_pct, "%", against, f"reference ({against}) is not a positive figure")
+        return no_data(NAME, min_efficiency_pct, Unit.PCT, against, f"reference ({against}) is not a positive figure")
     unmeasured = sorted(count for count, value in steps.items() if value is None or math.isnan(value))
     if unmeasured:
-        return no_data(NAME, min_efficiency_pct, "%", against, f"aggregate not measured at {', '.join(map(str, unmeasured))} hosts")
+        return no_data(NAME, min_efficiency_pct, Unit.PCT, against, f"aggregate not measured at {', '.join(map(str, unmeasured))} hosts")
     rows = []
     for count, value in sorted(steps.items()):
         reference = limit if limit is not None else count * (single_host or 0.0)
@@ -51,5 +51,5 @@ def evaluate(aggregate: float | Mapping[int, float], params: Params, *, limit: f
                      "passed": efficiency >= min_efficiency_pct})
     worst = min(rows, key=lambda r: r["efficiency_pct"])
     detail = "; ".join(f"{r['hosts']} hosts: {r['aggregate']:.6g} of {r['reference']:.6g} = {r['efficiency_pct']:.1f} %" for r in rows)
-    return Verdict(NAME, all(r["passed"] for r in rows), worst["efficiency_pct"], min_efficiency_pct, "%", against,
+    return Verdict(NAME, all(r["passed"] for r in rows), worst["efficiency_pct"], min_efficiency_pct, Unit.PCT, against,
                    evidence=tuple(rows), detail=detail)

@@ -23,7 +23,7 @@ from pydantic import Field
 
 from criteria.common import no_data
 from criteria.params import CriterionParams
-from iogate.verdict import Verdict
+from iogate.verdict import Unit, Verdict
 
 NAME = "steady_state"
 
@@ -58,17 +58,18 @@ def evaluate(rounds: Sequence[float], params: Params) -> Verdict:
     considered = list(rounds[:max_rounds])
     unmeasured = [str(n) for n, value in enumerate(considered, 1) if value is None or math.isnan(value)]
     if unmeasured:
-        return no_data(NAME, max_rounds, "rounds", f"rounds 1-{len(considered)}", f"round(s) {', '.join(unmeasured)} not measured")
+        return no_data(NAME, max_rounds, Unit.ROUNDS, f"rounds 1-{len(considered)}", f"round(s) {', '.join(unmeasured)} not measured")
     rows = []
     for end in range(window_rounds, len(considered) + 1):
         window = considered[end - window_rounds:end]
         row = {"rounds": f"{end - window_rounds + 1}-{end}", **check_window(window, max_range_pct, max_slope_pct)}
         rows.append(row)
         if row["steady"]:
-            return Verdict(NAME, True, end, max_rounds, "rounds", f"rounds {row['rounds']}", evidence=tuple(rows),
+            return Verdict(NAME, True, end, max_rounds, Unit.ROUNDS, f"rounds {row['rounds']}", evidence=tuple(rows),
                            detail=f"steady at round {end}: range {row['range_pct']:.1f} % (<= {max_range_pct:g}), "
                                   f"slope excursion {row['slope_excursion_pct']:.1f} % (<= {max_slope_pct:g}) of mean {row['mean']:.6g}")
     reason = (f"only {len(considered)} rounds, a window needs {window_rounds}" if len(considered) < window_rounds
               else f"no window of {window_rounds} rounds within {len(considered)} rounds met range <= {max_range_pct:g} % "
                    f"and slope excursion <= {max_slope_pct:g} %")
-    return Verdict(NAME, False, len(considered), max_rounds, "rounds", f"rounds 1-{len(considered)}", evidence=tuple(rows), detail=reason)
+    return Verdict(NAME, False, len(considered), max_rounds, Unit.ROUNDS, f"rounds 1-{len(considered)}", evidence=tuple(rows),
+                   detail=reason)

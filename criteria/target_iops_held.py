@@ -26,7 +26,7 @@ from criteria.params import CriterionParams
 from iogate.metrics import grid
 from iogate.metrics.types import Series
 from iogate.metrics.windows import Window
-from iogate.verdict import Verdict
+from iogate.verdict import Unit, Verdict
 
 NAME = "target_iops_held"
 
@@ -57,7 +57,7 @@ def evaluate(series: Series, targets: Mapping[str, float], params: Params, *, wi
     bound_pct = 100.0 * min_fraction
     bad = sorted(k for k, v in targets.items() if v is None or math.isnan(v) or v <= 0)
     if bad:
-        return no_data(NAME, bound_pct, "% intervals", window_label, f"IOPS target missing or not positive for {', '.join(bad)}")
+        return no_data(NAME, bound_pct, Unit.PCT_INTERVALS, window_label, f"IOPS target missing or not positive for {', '.join(bad)}")
     per_vm = {
         vm: [row for row in rows if window is None or window.holds(row[0], series.interval_ms)]
         for vm, rows in grid.per_vm(series).items()
@@ -82,7 +82,7 @@ def evaluate(series: Series, targets: Mapping[str, float], params: Params, *, wi
         row["passed"] = row["intervals"] > 0 and row["held"] >= min_fraction * row["intervals"]
     missed = [r for r in rows if not r["passed"]]
     if not rows:
-        return no_data(NAME, bound_pct, "% intervals", window_label, "no IOPS targets given")
+        return no_data(NAME, bound_pct, Unit.PCT_INTERVALS, window_label, "no IOPS targets given")
     worst = min(rows, key=lambda r: r["held_pct"])
     detail = f"{len(rows) - len(missed)}/{len(rows)} VMs held target -{tolerance:.0%} in >= {min_fraction:.0%} of intervals"
     if missed:
@@ -91,7 +91,7 @@ def evaluate(series: Series, targets: Mapping[str, float], params: Params, *, wi
         more = f" and {len(missed) - 10} more" if len(missed) > 10 else ""
         detail += f"; missed: {shown}{more}"
     return Verdict(
-        NAME, not missed, worst["held_pct"], bound_pct, "% intervals", window_label,
+        NAME, not missed, worst["held_pct"], bound_pct, Unit.PCT_INTERVALS, window_label,
         intervals_considered=sum(r["intervals"] for r in rows),
         intervals_failing=sum(r["intervals"] - r["held"] for r in rows),
         evidence=tuple(rows), detail=detail,

@@ -15,7 +15,7 @@ from typing import Literal
 from criteria.common import DirectionName, Source, metric_of, no_data, pct_change, stalls_of, window_name
 from criteria.params import CriterionParams
 from iogate.metrics.nodata import NoData
-from iogate.verdict import Verdict
+from iogate.verdict import Unit, Verdict
 
 NAME = "throughput_impact"
 
@@ -33,15 +33,15 @@ def evaluate(baseline: Source, event: Source, params: Params) -> Verdict:
         before = metric_of(baseline, metric, direction)
         during = metric_of(event, metric, direction)
     except NoData as missing:
-        return no_data(NAME, max_drop_pct, "%", window, missing)
+        return no_data(NAME, max_drop_pct, Unit.PCT, window, missing)
     if before is None or during is None:
-        return no_data(NAME, max_drop_pct, "%", window, f"{metric} unknown in the baseline or event window (block size not recorded)")
+        return no_data(NAME, max_drop_pct, Unit.PCT, window, f"{metric} unknown in the baseline or event window (block size not recorded)")
     if not before:
-        return no_data(NAME, max_drop_pct, "%", window, f"0 {metric} in window {window_name(baseline)}: nothing to compare with")
+        return no_data(NAME, max_drop_pct, Unit.PCT, window, f"0 {metric} in window {window_name(baseline)}: nothing to compare with")
     drop = -pct_change(during, before)
     stalls = stalls_of(event) + stalls_of(baseline)
     evidence = ({"window": window_name(baseline), metric: before}, {"window": window_name(event), metric: during})
     detail = f"{direction} {metric} {before:.6g} -> {during:.6g} (drop {drop:.1f} %)"
     if stalls:
         detail += "; stalled: " + "; ".join(stalls)
-    return Verdict(NAME, drop <= max_drop_pct and not stalls, drop, max_drop_pct, "%", window, evidence=evidence, detail=detail)
+    return Verdict(NAME, drop <= max_drop_pct and not stalls, drop, max_drop_pct, Unit.PCT, window, evidence=evidence, detail=detail)

@@ -13,10 +13,10 @@ from typing import Literal
 from criteria.common import DirectionName, Source, metric_of, no_data, stalls_of, window_name
 from criteria.params import CriterionParams
 from iogate.metrics.nodata import NoData
-from iogate.verdict import Verdict
+from iogate.verdict import Unit, Verdict
 
 NAME = "throughput_min"
-UNITS = {"iops": "IOPS", "mb_per_s": "MB/s"}
+UNITS = {"iops": Unit.IOPS, "mb_per_s": Unit.MB_PER_S}
 
 
 class Params(CriterionParams):

@@ -3,27 +3,55 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
+
+
+class Unit(StrEnum):
+    """The unit of a verdict's measured value and bound, as reports print it.
+
+    A StrEnum: str(), f-strings, JSON and CSV give the text itself ("ms"), so
+    every report and store reads exactly what a plain string wrote.
+    """
+
+    IOPS = "IOPS"
+    MB_PER_S = "MB/s"
+    MS = "ms"
+    PCT = "%"  # a relative change or a share: drop, rise, efficiency
+    PCT_POINTS = "% points"  # a deviation from a baseline = 100
+    PCT_INTERVALS = "% intervals"  # the share of intervals that held
+    ERRORS = "errors"
+    ROUNDS = "rounds"
 
 
 @dataclass(frozen=True)
 class Verdict:
     """The outcome of one criterion on one window of one run point.
 
-    `measured` and `bound` are in `unit`; `evidence` rows are plain dicts (one per
-    interval, VM, sweep point...) shown as a table in the report.
+    `measured` and `bound` are in `unit` (a Unit; its text is accepted and
+    checked: an unknown unit is an error here, not a surprise in a report);
+    `evidence` rows are plain dicts (one per interval, VM, sweep point...)
+    shown as a table in the report.
     """
 
     criterion: str
     passed: bool
     measured: float
     bound: float
-    unit: str
+    unit: Unit
     window: str = "measure"
     intervals_considered: int = 0
     intervals_failing: int = 0
     evidence: tuple[dict[str, Any], ...] = field(default_factory=tuple)
     detail: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.unit, Unit):
+            try:
+                object.__setattr__(self, "unit", Unit(self.unit))
+            except ValueError:
+                raise ValueError(f"verdict {self.criterion}: unknown unit {self.unit!r} "
+                                 f"(units: {', '.join(u.value for u in Unit)})") from None
 
     def line(self) -> str:
         """One line for a failing test's message and the console."""
@@ -42,7 +70,7 @@ class Verdict:
             "passed": self.passed,
             "measured": self.measured,
             "bound": self.bound,
-            "unit": self.unit,
+            "unit": self.unit.value,  # plain text: stores and exports hold strings
             "window": self.window,
             "intervals_considered": self.intervals_considered,
             "intervals_failing": self.intervals_failing,

@@ -27,7 +27,7 @@ from typing import Any, Protocol
 from iogate.errors import IOGateError, LabFileError
 from iogate.results.store import Metrics, ResultsStore
 from iogate.units import BYTES_PER_MB, NS_PER_MS
-from iogate.verdict import Verdict
+from iogate.verdict import Unit, Verdict
 
 _MEDIAN = re.compile(r"^median:(\d+)$")
 
@@ -157,4 +157,4 @@ def regression_verdict(current: Metrics, baseline: Baseline, check: RegressionCh
     detail = "; ".join(r["finding"] for r in rows) + f" ({metric}, {baseline.label} = 100, mode {mode}, tolerance {tolerance:g} %)"
     if failed:
         detail = f"failing: {', '.join(r['direction'] for r in failed)} | {detail}"
-    return Verdict(check.name, not failed, measured, tolerance, "% points", evidence=tuple(rows), detail=detail)
+    return Verdict(check.name, not failed, measured, tolerance, Unit.PCT_POINTS, evidence=tuple(rows), detail=detail)

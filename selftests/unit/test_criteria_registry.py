@@ -9,7 +9,7 @@ import pkgutil
 import criteria
 from criteria import outcome, registry
 from criteria.params import CriterionParams
-from iogate.verdict import Verdict
+from iogate.verdict import Unit, Verdict
 
 HELPERS = {"common", "params", "points", "registry", "spec", "outcome", "events_family", "scaling_family"}
 
@@ -45,8 +45,8 @@ def test_unknown_criterion_names_the_known_ones() -> None:
 
 
 def test_failure_message_names_criterion_measured_bound_and_window() -> None:
-    ok = Verdict("iops_min", True, 31_000, 500, "IOPS")
-    bad = Verdict("p99_latency_max", False, 61.2, 50, "ms", window="event", detail="p99 write")
+    ok = Verdict("iops_min", True, 31_000, 500, Unit.IOPS)
+    bad = Verdict("p99_latency_max", False, 61.2, 50, Unit.MS, window="event", detail="p99 write")
     assert outcome.failure_message([ok]) == ""
     message = outcome.failure_message([ok, bad])
     assert message == "1 of 2 criteria failed: p99_latency_max FAIL: measured 61.2 ms, bound 50 ms, window event: p99 write"

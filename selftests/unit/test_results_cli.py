@@ -7,13 +7,13 @@ import pytest
 
 from iogate.results.cli import main, point_row
 from iogate.results.store import ResultsStore, RunPoint, StoreError
-from iogate.verdict import Verdict
+from iogate.verdict import Unit, Verdict
 
 
 def test_export_splits_families_and_shows_verdicts(tmp_path: Path) -> None:
     store = ResultsStore(tmp_path / "r.sqlite")
     metrics = {"read": {"iops": 1000.0, "bw_bytes_per_s": 4096000.0, "mean_ns": 500000.0, "p99_ns": 2000000.0}}
-    failed = Verdict("latency_bound", False, 2.0, 1.0, "ms")
+    failed = Verdict("latency_bound", False, 2.0, 1.0, Unit.MS)
     for test in ("tests/test_sweep.py::test_sweep[local-rd70-4k-t8]", "tests/test_vm_tiles.py::test_tiles[local-1]"):
         store.add(RunPoint.from_verdicts(run_id="r1", lab="local", array="a", test_id=f"{test}::p", params={"bs": "4k"},
                                          metrics=metrics, verdicts=[failed]))

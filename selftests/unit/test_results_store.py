@@ -11,7 +11,7 @@ import iogate
 from iogate.metrics.histogram import Histogram, index_to_value_ns, value_to_index
 from iogate.metrics.types import Dir, Direction, JobResult, LatencyStats, RunResult, Series
 from iogate.results.store import ResultsStore, RunPoint, StoreError, canonical_params, metrics_from_run
-from iogate.verdict import Verdict
+from iogate.verdict import Unit, Verdict
 
 PARAMS = {"bs": "8k", "rw": "randrw", "rwmixread": 70, "threads": 8}
 METRICS = {"read": {"iops": 7000.0, "bw_bytes_per_s": 57_344_000.0, "mean_ns": 300_000.0, "p99_ns": 900_000.0}}
@@ -25,7 +25,7 @@ def point(run_id: str, started_at: float, params: dict | None = None, iops: floa
 
 def test_a_point_round_trips_with_its_verdicts_and_the_suite_version(tmp_path: Path) -> None:
     store = ResultsStore(tmp_path / "state" / "results.sqlite")
-    verdict = Verdict("latency_bound", passed=False, measured=3.2, bound=2.0, unit="ms")
+    verdict = Verdict("latency_bound", passed=False, measured=3.2, bound=2.0, unit=Unit.MS)
     stored = store.add(RunPoint.from_verdicts(run_id="r1", lab="labs/local.yaml", array="local", test_id="t", params=PARAMS,
                                               metrics=METRICS, verdicts=[verdict], started_at=1000.0))
     assert stored.id is not None

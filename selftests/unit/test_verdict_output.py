@@ -19,16 +19,16 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 TEST_FILE = '''
-from iogate.verdict import Verdict
+from iogate.verdict import Unit, Verdict
 
 
 def test_judged(lab, spec, judge):
-    judge(Verdict("p99_latency_max", False, 61.2, 50, "ms", window="event", detail="p99 read; over the bound: read"),
-          Verdict("iops_min", True, 1430, 1350, "IOPS"))
+    judge(Verdict("p99_latency_max", False, 61.2, 50, Unit.MS, window="event", detail="p99 read; over the bound: read"),
+          Verdict("iops_min", True, 1430, 1350, Unit.IOPS))
 
 
 def test_two_failures(judge):
-    judge(Verdict("a_max", False, 2, 1, "ms"), Verdict("b_min", False, 1, 2, "IOPS"))
+    judge(Verdict("a_max", False, 2, 1, Unit.MS), Verdict("b_min", False, 1, 2, Unit.IOPS))
 
 
 def test_broken(judge):

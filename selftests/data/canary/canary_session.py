@@ -16,7 +16,7 @@ from iogate.lab import Lab
 from iogate.lab.secrets import resolve
 from iogate.results.store import ResultsStore, RunPoint
 from iogate.run import Run
-from iogate.verdict import Verdict
+from iogate.verdict import Unit, Verdict
 from plugins.options import IOGateConfig
 
 
@@ -50,7 +50,7 @@ def test_log_print_assert_attach() -> None:
 
 def test_verdict_detail_stored(iogate_config: IOGateConfig, run: Run) -> None:
     canary = os.environ["IOGATE_CANARY"]
-    verdict = Verdict("no_io_errors", False, 1, 0, "errors", detail=f"hook output quoted {canary}")
+    verdict = Verdict("no_io_errors", False, 1, 0, Unit.ERRORS, detail=f"hook output quoted {canary}")
     point = RunPoint.from_verdicts(run_id=run.run_id, lab="canary", array="canary-array", test_id="canary::store", params={},
                                    metrics={}, verdicts=[verdict])
     ResultsStore(iogate_config.results_db).add(point)
