@@ -11,15 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from criteria.families import AGAINST_BASELINE, NO_ERRORS, ON_EVENT, ON_TARGETS
 from criteria.spec import Check, FamilySpec
 from iogate.metrics.types import RunResult, Series
 from iogate.metrics.windows import WindowStats
 from iogate.verdict import Verdict
 
-# How an events check is judged, by its criterion: on the event window alone (absolute bounds),
-# or the event window against the baseline window before it (relative impact).
-ON_EVENT = {"latency_bound", "throughput_min"}
-AGAINST_BASELINE = {"throughput_impact", "latency_delta"}
+# How an events check is judged goes by its criterion (criteria/families.py; a spec whose events check has
+# another criterion, or a name no events test selects, is refused when it loads): on the event window alone
+# (ON_EVENT: absolute bounds), the event window against the baseline window before it (AGAINST_BASELINE:
+# relative impact), or the VMs' targets over the event window (ON_TARGETS).
 
 
 def event_checks(family: FamilySpec, prefix: str, *, others: Sequence[str] = ()) -> list[Check]:
@@ -31,14 +32,14 @@ def event_checks(family: FamilySpec, prefix: str, *, others: Sequence[str] = ())
 
 def judge_windows(checks: Sequence[Check], baseline: WindowStats, event: WindowStats, *,
                   series: Series | None = None, targets: Mapping[str, float] | None = None) -> list[Verdict]:
-    """Each check on the windows its criterion reads (see ON_EVENT / AGAINST_BASELINE)."""
+    """Each check on the windows its criterion reads (see ON_EVENT / AGAINST_BASELINE / ON_TARGETS)."""
     verdicts = []
     for check in checks:
         if check.criterion in ON_EVENT:
             verdicts.append(check.evaluate(event))
         elif check.criterion in AGAINST_BASELINE:
             verdicts.append(check.evaluate(baseline, event))
-        elif check.criterion == "target_iops_held" and series is not None and targets is not None:
+        elif check.criterion in ON_TARGETS and series is not None and targets is not None:
             verdicts.append(check.evaluate(series, targets, window=event.window))
         else:
             raise ValueError(f"{check.where}: events check {check.name} ({check.criterion}) cannot judge an event window")
@@ -49,4 +50,4 @@ def event_verdicts(family: FamilySpec, checks: Sequence[Check], baseline: Window
                    *, series: Series | None = None, targets: Mapping[str, float] | None = None) -> list[Verdict]:
     """What an event test is judged on: its checks on the windows (judge_windows), and the family's
     no_errors on the whole run (the verify region included: a lost or corrupted I/O fails it)."""
-    return [*judge_windows(checks, baseline, event, series=series, targets=targets), family["no_errors"].evaluate(result)]
+    return [*judge_windows(checks, baseline, event, series=series, targets=targets), family[NO_ERRORS].evaluate(result)]

@@ -7,9 +7,9 @@
     datapath_efficiency_min     scaling_efficiency of all hosts together vs the
                                 lab's datapath_limit_bytes_per_s
 
-A check the spec leaves out is not judged; any other check in the family is an
-error (it would otherwise be silently ignored). The steps and their figures are
-iogate/procedures/scaling.py.
+A check the spec leaves out is not judged; any other check in the family is
+refused when the spec loads (criteria/families.py: it would otherwise be
+silently ignored). The steps and their figures are iogate/procedures/scaling.py.
 """
 
 from __future__ import annotations
@@ -17,23 +17,16 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
+from criteria.families import DATAPATH, LINEAR, SLOW_HOST
 from criteria.spec import Check, FamilySpec
-from iogate.errors import LabFileError
 from iogate.procedures import scaling
 from iogate.procedures.scaling import StepResult
 from iogate.verdict import Verdict
 
-SLOW_HOST = "slow_host_max_below_median"
-LINEAR = "linear_efficiency_min"
-DATAPATH = "datapath_efficiency_min"
+__all__ = ["DATAPATH", "LINEAR", "SLOW_HOST", "STEPPING_CHECKS", "datapath_verdict", "linear_verdict", "slow_host_verdict",
+           "stepping_verdicts"]
+
 STEPPING_CHECKS = (SLOW_HOST, LINEAR)
-
-
-def _unknown_checks(family: FamilySpec, known: Sequence[str]) -> None:
-    unknown = [name for name in family.checks if name not in (*known, DATAPATH)]
-    if unknown:
-        raise LabFileError(f"{family.path}: family scaling: check(s) {', '.join(unknown)} are not judged by client stepping "
-                           f"(it feeds {', '.join((*known, DATAPATH))})")
 
 
 def slow_host_verdict(check: Check, results: Sequence[StepResult]) -> Verdict:
@@ -55,7 +48,6 @@ def linear_verdict(check: Check, results: Sequence[StepResult]) -> Verdict:
 
 def stepping_verdicts(family: FamilySpec, results: Sequence[StepResult]) -> list[Verdict]:
     """The stepping checks the spec names (slow host, linear efficiency)."""
-    _unknown_checks(family, STEPPING_CHECKS)
     judges = {SLOW_HOST: slow_host_verdict, LINEAR: linear_verdict}
     return [judges[name](check, results) for name, check in family.checks.items() if name in judges]
 

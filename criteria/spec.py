@@ -9,7 +9,9 @@ checks: a check is a named use of a criterion with its bounds, e.g.
           p99_latency_max: {criterion: latency_bound, stat: p99, max_latency: 50ms}
 
 Loading validates everything before a test runs: the file's structure, the
-criterion names and each criterion's bounds (its Params model), and every error
+criterion names, each criterion's bounds (its Params model) and, per family,
+that the tests apply every check with a criterion that can judge what they hand
+it and find every check they read by name (criteria/families.py); every error
 names file:line ("criteria/poc.yaml line 14: families.baseline.checks.
 p99_latency_max.max_latency: ...").
 
@@ -27,10 +29,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from criteria import families as family_uses
 from criteria import registry
 from criteria.params import CriterionParams
 from iogate.errors import LabFileError
-from iogate.lab.yamlfile import line_of, load_yaml, validate
+from iogate.lab.yamlfile import Loc, line_of, load_yaml, validate
 from iogate.verdict import Verdict
 
 FamilyName = Literal["baseline", "sweep", "tiles", "kpi", "protocols", "scaling", "events", "regression"]
@@ -153,8 +156,21 @@ def load_spec(path: Path | str) -> AcceptanceSpec:
                     raise LabFileError(f"{path} line {key_line or '?'}: {'.'.join(loc)}.{key}: {why}")
             params = validate(registry.get(check.criterion).params, bounds, path, lines, prefix=loc)
             checks[check_name] = Check(check_name, family_name, check.criterion, params, check.description, where)
+        _check_uses(path, lines, family_name, {name: c.criterion for name, c in checks.items()})
         families[family_name] = FamilySpec(family_name, checks, family.description, path)
     return AcceptanceSpec(path, families, model.description)
+
+
+def _check_uses(path: Path, lines: dict[Loc, int], family: str, checks: Mapping[str, str]) -> None:
+    """LabFileError naming file:line, family and check for every way the family's checks break what its tests apply
+    (a missing check: the line of the family's checks)."""
+    messages = []
+    for problem in family_uses.problems(family, checks):
+        loc: Loc = ("families", family, "checks", problem.check, *((problem.key,) if problem.key else ()))
+        line = line_of(lines, loc)
+        messages.append(f"{path}{f' line {line}' if line else ''}: {'.'.join(loc)}: {problem.message}")
+    if messages:
+        raise LabFileError("\n".join(messages))
 
 
 def load_named(name: str) -> AcceptanceSpec:

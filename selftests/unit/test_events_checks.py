@@ -5,33 +5,44 @@ from __future__ import annotations
 import pytest
 
 from criteria.events_family import event_checks
+from criteria.families import (
+    AGAINST_BASELINE,
+    DEDUPE,
+    MIRROR_BACKEND_WRITE,
+    MIRROR_FRONTEND_WRITE,
+    NO_ERRORS,
+    ON_EVENT,
+    ON_TARGETS,
+    REPLICA,
+    SNAPSHOT,
+)
 from criteria.spec import load_named
 from iogate.errors import EngineError
 from iogate.events.load import require_verifier_ran
 from iogate.metrics.types import Dir, Direction, JobResult, RunResult, Series
 
 # The prefixes the events tests select their checks by (criteria.events_family.event_checks).
-PREFIXES = ("snapshot_", "dedupe_", "replica_", "mirror_frontend_write_", "mirror_backend_write_")
-JUDGEABLE = {"throughput_impact", "latency_delta", "latency_bound", "throughput_min", "target_iops_held"}
+PREFIXES = (SNAPSHOT, DEDUPE, REPLICA, MIRROR_FRONTEND_WRITE, MIRROR_BACKEND_WRITE)
+JUDGEABLE = ON_EVENT | AGAINST_BASELINE | ON_TARGETS
 
 
 @pytest.mark.parametrize("spec_name", ["poc", "nightly", "local"])
 def test_every_events_check_is_applied_by_a_test_and_can_judge_a_window(spec_name: str) -> None:
     family = load_named(spec_name).for_family("events")
-    assert "no_errors" in family.checks
-    orphans = [c.name for c in family if c.name != "no_errors" and not c.name.startswith(PREFIXES)]
+    assert NO_ERRORS in family.checks
+    orphans = [c.name for c in family if c.name != NO_ERRORS and not c.name.startswith(PREFIXES)]
     assert not orphans, f"criteria/{spec_name}.yaml events checks no test applies: {orphans}"
-    unjudgeable = [c.name for c in family if c.name != "no_errors" and c.criterion not in JUDGEABLE]
+    unjudgeable = [c.name for c in family if c.name != NO_ERRORS and c.criterion not in JUDGEABLE]
     assert not unjudgeable, unjudgeable
-    for prefix in ("snapshot_", "dedupe_"):
+    for prefix in (SNAPSHOT, DEDUPE):
         assert event_checks(family, prefix), f"criteria/{spec_name}.yaml judges nothing of {prefix}* events"
 
 
 def test_case_prefixes_keep_cases_apart() -> None:
     family = load_named("poc").for_family("events")
-    cases = ["snapshot_read_", "snapshot_frontend_write_", "snapshot_backend_write_"]
-    backend = event_checks(family, "snapshot_backend_write_")
-    shared = event_checks(family, "snapshot_", others=cases)
+    cases = [f"{SNAPSHOT}{case}_" for case in ("read", "frontend_write", "backend_write")]
+    backend = event_checks(family, f"{SNAPSHOT}backend_write_")
+    shared = event_checks(family, SNAPSHOT, others=cases)
     assert [c.name for c in backend] == ["snapshot_backend_write_drop_max"]
     assert all(not c.name.startswith(tuple(cases)) for c in shared)
 

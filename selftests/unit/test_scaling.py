@@ -188,7 +188,7 @@ def test_datapath_efficiency_against_the_declared_limit(family) -> None:  # type
     assert not far.passed and far.measured == pytest.approx(16.67, abs=0.01)
 
 
-def test_stepping_verdicts_judge_the_named_checks_and_refuse_unknown_ones(tmp_path: Path) -> None:
+def test_stepping_verdicts_judge_the_named_checks_and_a_spec_with_unknown_ones_does_not_load(tmp_path: Path) -> None:
     results = stepping({"h1": 1000, "h2": 1000, "h3": 300, "h4": 1000}, {2: 1000, 4: 1000})
     verdicts = stepping_verdicts(load_named("local").for_family("scaling"), results)
     assert [v.criterion for v in verdicts] == [SLOW_HOST, LINEAR]
@@ -196,8 +196,8 @@ def test_stepping_verdicts_judge_the_named_checks_and_refuse_unknown_ones(tmp_pa
     spec = tmp_path / "spec.yaml"
     spec.write_text("version: 1\nfamilies:\n  scaling:\n    checks:\n      efficiency_typo:\n"
                     "        criterion: scaling_efficiency\n        min_efficiency_pct: 50\n")
-    with pytest.raises(LabFileError, match="efficiency_typo are not judged by client stepping"):
-        stepping_verdicts(load_spec(spec).for_family("scaling"), results)
+    with pytest.raises(LabFileError, match=r"spec\.yaml line 5: families\.scaling\.checks\.efficiency_typo: no scaling test applies"):
+        load_spec(spec)
 
 
 # -- tables and reuse -----------------------------------------------------------------------
