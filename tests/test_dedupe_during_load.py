@@ -26,6 +26,7 @@ import allure
 import pytest
 
 from criteria.events_family import event_checks, event_verdicts
+from criteria.families import DEDUPE
 from fixtures.events import attach_rise, attach_timeline, filled_volume, skip_without
 from iogate.arrays.base import Capability
 from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
@@ -106,7 +107,7 @@ def test_dedupe_during_load(datastore, lab, during_load, judge, profile, spec) -
                            ("judged window", event.window.start_ms, event.window.end_ms)])
 
     family = spec.for_family("events")
-    verdicts = judge(event_verdicts(family, event_checks(family, "dedupe_"), baseline, event, run.result,
+    verdicts = judge(event_verdicts(family, event_checks(family, DEDUPE), baseline, event, run.result,
                                     series=run.series(tuple(targets)), targets=targets))
     impact = attach_rise(
         baseline, event, "dedupe impact (evidence)",

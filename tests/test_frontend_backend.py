@@ -21,6 +21,8 @@ from __future__ import annotations
 import allure
 import pytest
 
+from criteria import no_io_errors, steady_state
+from criteria.families import CURVE_CRITERIA, SPEED, THROUGHPUT
 from criteria.points import SweepPoint
 from fixtures.suite import attach_table
 from iogate.engines.workload import JobSpec, RunPlan
@@ -71,7 +73,7 @@ def test_kpi_speed(case, lab, kpi_volumes, connect, measure, profile, spec, judg
     result = run_step(case, IOGEN.speed.processes, IOGEN.speed.iodepth, lab, kpi_volumes[:1], connect, measure, profile)
     attach_table(f"{case} SPEED", [row("p1", result)])
     for check in for_case(spec.for_family("kpi"), case):
-        if check.name.startswith("speed_") or check.criterion == "no_io_errors":
+        if check.name.startswith(SPEED) or check.criterion == no_io_errors.NAME:
             judge(check.evaluate(result))
 
 
@@ -91,11 +93,11 @@ def test_kpi_throughput(case, lab, kpi_volumes, connect, measure, profile, spec,
     points = [SweepPoint.from_run(r, label) for label, r in results]
     best = max((r for _, r in results), key=lambda r: r.total_iops)
     for check in checks:
-        if check.criterion == "no_io_errors":
+        if check.criterion == no_io_errors.NAME:
             judge(check.evaluate(r) for _, r in results)
-        elif check.name.startswith("throughput_"):
-            judge(check.evaluate(points) if check.criterion in {"iops_at_latency", "knee"} else check.evaluate(best))
-        elif check.criterion == "steady_state" and IOGEN.cases[case].working_set == "backend":
+        elif check.name.startswith(THROUGHPUT):
+            judge(check.evaluate(points) if check.criterion in CURVE_CRITERIA else check.evaluate(best))
+        elif check.criterion == steady_state.NAME and IOGEN.cases[case].working_set == "backend":
             top = results[-1][1]
             rounds = [iops for _, iops, _ in judged_series(top, top.series.interval_ms).totals()]
             judge(check.evaluate(rounds))

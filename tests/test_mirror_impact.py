@@ -24,6 +24,7 @@ import allure
 import pytest
 
 from criteria.events_family import event_checks, event_verdicts
+from criteria.families import MIRROR_BACKEND_WRITE, MIRROR_FRONTEND_WRITE, REPLICA
 from fixtures.events import attach_rise, attach_timeline, filled_volume
 from iogate.arrays.base import Capability
 from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
@@ -35,8 +36,8 @@ LOAD_REGION = "224m"
 VERIFY_REGION = ("224m", "32m")  # (offset, size)
 # case: (working set, prefix of its events-family checks, published drop)
 MIRROR_CASES = {
-    "frontend_write": ("8m", "mirror_frontend_write_", "50 %"),
-    "backend_write": (LOAD_REGION, "mirror_backend_write_", "70 %"),
+    "frontend_write": ("8m", MIRROR_FRONTEND_WRITE, "50 %"),
+    "backend_write": (LOAD_REGION, MIRROR_BACKEND_WRITE, "70 %"),
 }
 
 
@@ -84,7 +85,7 @@ def test_replica_initial_sync(request, lab, require, during_load, judge, profile
 
     baseline, event, _ = run.window_stats(sync.label, jobs=("load",))
     family = spec.for_family("events")
-    judge(event_verdicts(family, event_checks(family, "replica_"), baseline, event, run.result))
+    judge(event_verdicts(family, event_checks(family, REPLICA), baseline, event, run.result))
     attach_rise(baseline, event, "replica sync impact (evidence)")
 
 

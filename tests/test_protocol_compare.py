@@ -16,6 +16,7 @@ from __future__ import annotations
 import allure
 import pytest
 
+from criteria import relative_to_baseline
 from criteria.points import SweepPoint
 from fixtures.stash import CONFIG_KEY
 from fixtures.suite import attach_table
@@ -64,7 +65,7 @@ def test_protocol_compare(netapp_point, lab, protocol_volumes, connect, measure,
          "iops_relative": round(100.0 * r.total_iops / base.total_iops, 1) if base.total_iops else ""}
         for name, r in results.items()])
     for check in spec.for_family("protocols"):
-        if check.criterion == "relative_to_baseline":
+        if check.criterion == relative_to_baseline.NAME:
             metric = check.bound("metric")
             if metric not in FIGURES:
                 raise ValueError(f"{check.where}: metric {metric!r} is not measured here (use {', '.join(FIGURES)})")

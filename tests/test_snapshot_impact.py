@@ -22,6 +22,7 @@ import allure
 import pytest
 
 from criteria.events_family import event_checks, event_verdicts
+from criteria.families import SNAPSHOT
 from criteria.spec import Check, FamilySpec
 from fixtures.events import attach_rise, attach_timeline, filled_volume, skip_without
 from iogate.arrays.base import Capability
@@ -45,7 +46,7 @@ class Case:
     @property
     def prefix(self) -> str:
         """Events-family checks named snapshot_<case>_* judge this case only; other snapshot_* checks every case."""
-        return f"snapshot_{self.name}_"
+        return f"{SNAPSHOT}{self.name}_"
 
 
 CASES = (
@@ -56,7 +57,7 @@ CASES = (
 
 
 def case_checks(family: FamilySpec, case: Case) -> list[Check]:
-    return [*event_checks(family, case.prefix), *event_checks(family, "snapshot_", others=[c.prefix for c in CASES])]
+    return [*event_checks(family, case.prefix), *event_checks(family, SNAPSHOT, others=[c.prefix for c in CASES])]
 
 
 @pytest.fixture(scope="module")

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import allure
 import pytest
 
+from criteria.families import CURVE_CRITERIA  # judged over a whole load curve; other sweep checks judge each point's run
 from criteria.points import SweepPoint
 from fixtures.stash import CONFIG_KEY
 from fixtures.suite import SweepRecord, attach_table
@@ -29,8 +30,6 @@ from iogate.engines.workload import JobSpec, RunPlan
 from iogate.procedures.dell import GridPoint, load_sweeps, point_row, relative_rows
 
 DELL = load_sweeps().dell
-# Criteria judged over a whole load curve; every other sweep check judges each point's run.
-CURVE_CRITERIA = {"iops_at_latency", "knee"}
 
 
 @dataclass(frozen=True)

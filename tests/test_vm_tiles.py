@@ -19,6 +19,7 @@ import dataclasses
 import allure
 import pytest
 
+from criteria import latency_bound, target_iops_held
 from fixtures.stash import CONFIG_KEY
 from fixtures.suite import attach_table
 from iogate.engines.workload import RunPlan
@@ -57,9 +58,9 @@ def test_vm_tiles(tiles, lab, prefilled, connect, measure, profile, spec, judge)
     series = judged_series(result, TILE.judge_interval_ms)
     kinds = sorted(set(plan.kinds.values()))
     for check in spec.for_family("tiles"):
-        if check.criterion == "target_iops_held":
+        if check.criterion == target_iops_held.NAME:
             judge(check.evaluate(series, plan.targets))
-        elif check.criterion == "latency_bound":
+        elif check.criterion == latency_bound.NAME:
             for kind in kinds:
                 names = set(plan.of_kind(kind))
                 only = dataclasses.replace(result, jobs=tuple(j for j in result.jobs if j.name in names))

@@ -9,6 +9,7 @@ criteria through constants, never as string literals.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,8 @@ import pytest
 from criteria import families, registry
 from criteria.spec import FAMILIES, load_named, load_spec
 from iogate.errors import LabFileError
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -129,3 +132,14 @@ def test_a_family_the_spec_leaves_out_is_not_required(tmp_path: Path) -> None:
     spec = load_spec(write(tmp_path, "version: 1\nfamilies:\n  baseline:\n    checks:\n      e: {criterion: no_io_errors}\n"))
     assert len(spec.for_family("events")) == 0
 
+
+def test_the_tests_name_checks_and_criteria_through_constants() -> None:
+    """A criterion renamed in its module, or a check name or prefix changed in criteria/families.py, follows into
+    the tests through the constants they import: no test or fixture spells one as a string literal."""
+    names = set(registry.REGISTRY) | {value for key, value in vars(families).items() if key.isupper() and isinstance(value, str)}
+    alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    literal = re.compile(rf"""(["'])({alternatives})\1""")
+    found = [f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+             for folder in ("tests", "fixtures") for path in sorted((ROOT / folder).glob("*.py"))
+             for number, line in enumerate(path.read_text().splitlines(), 1) if literal.search(line)]
+    assert not found, found
