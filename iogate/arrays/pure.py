@@ -98,6 +98,8 @@ def classify(exc: BaseException) -> Failure:
 def _connect_checked(options: PureOptions, array: str) -> Any:
     try:
         return connect(options)
+    except ArrayError:
+        raise  # a missing SDK or an unresolved credential reference: already says what to fix, not a login failure
     except Exception as exc:  # login failures carry the SDK's text, which may quote the request
         raise ArrayError(f"array {array}: POST /api/{API_VERSION}/login: {classify(exc).reason}") from None
 
