@@ -110,6 +110,11 @@ def require_sdk(module: str, package: str, driver: str) -> None:
         raise ArrayError(f"array driver {driver}: the vendor SDK {package} is installed but does not import: {exc}") from None
 
 
+def number_or_none(value: Any) -> float | None:
+    """A figure of an SDK's answer as a float; None when the array did not give a number (never 0 in its place)."""
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
 def run_prefix(options: VendorOptions, run_id: str) -> str:
     """`<prefix>-<run tag>-`: every object name starts with it, so cleanup and people can tell ours apart."""
     tag = re.sub(r"[^A-Za-z0-9]", "", run_id)[-14:]
