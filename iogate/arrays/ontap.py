@@ -6,7 +6,8 @@ one subsystem per lab host with its host NQN (NVMe/TCP). Identity: the LUN's
 serial -> WWN naa.600a0980 + hex(serial) (the host's WWID is 3600a0980...);
 a namespace by its uuid. Snapshot = a FlexVol snapshot (ONTAP snapshots are per
 FlexVol); replicate = a SnapMirror transfer on the FlexVol's relationship; dedupe
-= the volume efficiency scanner. Capabilities come from the cluster's licences.
+= the volume efficiency scanner. Capabilities come from the cluster: its licences,
+the FlexVol's efficiency settings and its SnapMirror relationship.
 Written against the ONTAP REST API as described by the 9.8-era swagger and the
 9.19 path list in ../shared/specs/netapp-ontap (SDK netapp-ontap 9.19).
 """
@@ -40,7 +41,9 @@ class OntapOptions(VendorOptions):
     iscsi_portal: str | None = None  # address:port of an iSCSI LIF of the SVM
     nvme_traddr: str | None = None  # address of an NVMe/TCP LIF of the SVM
     nvme_trsvcid: str = "4420"
-    snapmirror: bool = False  # the FlexVol is the source of a SnapMirror relationship: replicate() transfers it
+    # The lab lets replicate() run transfers of the FlexVol's SnapMirror relationship; REPLICATE is offered when the
+    # cluster also has the snapmirror licence and lists a relationship with the FlexVol as its source.
+    snapmirror: bool = False
     efficiency_timeout_s: float = Field(default=3600.0, gt=0)
     transfer_timeout_s: float = Field(default=3600.0, gt=0)
 
@@ -201,7 +204,8 @@ class Ontap(VendorDriver):
             lambda: list(_res("LicensePackage").get_collection(connection=self._conn, fields="name,state")),
             idempotent=True,
         )
-        licensed = {lic.name for lic in licences if getattr(lic, "state", "compliant") == "compliant"}
+        # A package counts when the cluster says it is compliant (a package without a state is not taken on trust).
+        licensed = {lic.name for lic in licences if getattr(lic, "state", None) == "compliant"}
         flexvol = _find(
             self.api,
             self._conn,
@@ -216,8 +220,8 @@ class Ontap(VendorDriver):
         self._flexvol_uuid = flexvol.uuid
         # RESTORE is not offered: a FlexVol snapshot restore would roll back every LUN of the FlexVol.
         caps = {Capability.SNAPSHOT, Capability.METRICS}  # LUN metrics (a namespace has none: Unsupported)
-        if "snapmirror" in licensed and self.options.snapmirror:
-            caps.add(Capability.REPLICATE)
+        if "snapmirror" in licensed and self.options.snapmirror and self._relationship() is not None:
+            caps.add(Capability.REPLICATE)  # licensed, allowed by the lab, and the array has the FlexVol's relationship
         # Dedupe on demand needs dedupe enabled on the FlexVol and an array that reports the efficiency scanner (newer than 9.8).
         efficiency = getattr(flexvol, "efficiency", None)
         has_scanner = getattr(efficiency, "scanner", None) is not None
@@ -354,13 +358,18 @@ class Ontap(VendorDriver):
         self.api.call("GET /storage/volumes/{uuid}", what, lambda: probe.get(fields="space"), idempotent=True)
         return getattr(getattr(probe, "space", None), "used", None)
 
+    def _relationship(self) -> Any:
+        """The SnapMirror relationship whose source is the lab's FlexVol, as the array lists it; None when it has none."""
+        source = f"{self.options.svm}:{self.options.flexvol}"
+        return _find(self.api, self._conn, "SnapmirrorRelationship", f"source {source}", **{"source.path": source})
+
     def replicate(self, volume: Volume) -> dict[str, Any]:
         """One SnapMirror transfer of the FlexVol that holds the volume, waited for to its end."""
         if Capability.REPLICATE not in self.capabilities:
             raise Unsupported(f"array driver {DRIVER} (no snapmirror licence or option) does not support {Capability.REPLICATE.value}")
         self._owned(volume)
         source = f"{self.options.svm}:{self.options.flexvol}"
-        relationship = _find(self.api, self._conn, "SnapmirrorRelationship", f"source {source}", **{"source.path": source})
+        relationship = self._relationship()
         if relationship is None:
             raise ArrayError(f"array {self.lab.array.name}: GET /snapmirror/relationships source {source}: no SnapMirror relationship")
         started = time.monotonic()

@@ -239,13 +239,25 @@ class Pure(VendorDriver):
                 lambda: checked(self._conn.get_protection_groups(names=[group])),
                 idempotent=True,
             )
-            connections = self.api.call(
-                "GET /array-connections", "array", lambda: checked(self._conn.get_array_connections()), idempotent=True
-            )
-            connected = [c for c in connections if getattr(c, "status", None) == "connected"]
-            if found and (getattr(found[0], "target_count", 0) or 0) > 0 and connected:
+            if found and self._replication_targets(group):
                 caps.add(Capability.REPLICATE)
         return caps
+
+    def _replication_targets(self, group: str) -> list[str]:
+        """The protection group's targets that allow its replication and are connected arrays (names)."""
+        targets = self.api.call(
+            "GET /protection-groups/targets",
+            f"protection group {group}",
+            lambda: checked(self._conn.get_protection_groups_targets(group_names=[group])),
+            idempotent=True,
+        )
+        connections = self.api.call("GET /array-connections", "array", lambda: checked(self._conn.get_array_connections()), idempotent=True)
+        connected: set[str] = set()
+        for c in connections:
+            if getattr(c, "status", None) == "connected":
+                connected |= {str(getattr(c, "name", "") or ""), str(getattr(getattr(c, "remote", None), "name", "") or "")} - {""}
+        allowed = [str(getattr(getattr(t, "member", None), "name", "") or "") for t in targets if getattr(t, "allowed", False)]
+        return [name for name in allowed if name in connected]
 
     def _chassis_serial(self) -> str:
         chassis = self.api.call("GET /hardware", "array", lambda: checked(self._conn.get_hardware(names=["CH0"])), idempotent=True)

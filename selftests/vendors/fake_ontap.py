@@ -45,6 +45,7 @@ class FakeOntap:
             "efficiency": {"dedupe": "background", "compression": "none", "scanner": {"state": "idle"}},
         }
         self.licences = ["base", "iscsi", "nvme_of", "snapmirror", "snaprestore"]
+        self.licence_states: dict[str, str | None] = {}  # a package's state when not "compliant" (None: left out)
         self.objects: dict[str, dict[str, dict[str, Any]]] = {k: {} for k in ("luns", "igroups", "namespaces", "subsystems")}
         self.lun_maps: list[dict[str, Any]] = []
         self.snapshots: dict[str, dict[str, Any]] = {}
@@ -99,7 +100,8 @@ class FakeOntap:
                 ]
             )
         if path == "/api/cluster/licensing/licenses":
-            return self._records([{"name": n, "state": "compliant"} for n in self.licences])
+            states = {n: self.licence_states.get(n, "compliant") for n in self.licences}
+            return self._records([{"name": n} | ({"state": s} if s else {}) for n, s in states.items()])
         if path == "/api/storage/volumes":
             return self._records(self._find_in([self.flexvol], request.query))
         if path == f"/api/storage/volumes/{self.flexvol['uuid']}":

@@ -26,7 +26,9 @@ class FakePure:
         self.hosts: dict[str, dict[str, Any]] = {}
         self.connections: list[dict[str, Any]] = []
         self.snapshots: dict[str, dict[str, Any]] = {}
-        self.pgroups: dict[str, dict[str, Any]] = {"pg-dr": {"name": "pg-dr", "target_count": 1, "members": []}}
+        self.pgroups: dict[str, dict[str, Any]] = {
+            "pg-dr": {"name": "pg-dr", "target_count": 1, "members": [], "targets": [{"name": "fa-dr", "allowed": True}]}
+        }
         self.pgroup_snapshots: dict[str, dict[str, Any]] = {}
         self.array_connections = [{"name": "fa-dr", "id": str(uuidlib.uuid4()), "status": "connected", "type": "async-replication"}]
         self.transfer_polls_until_done = 1
@@ -119,6 +121,15 @@ class FakePure:
     def _protection_groups(self, request: Request, q: dict[str, list[str]]) -> Reply:
         found = [{"name": g["name"], "target_count": g["target_count"]} for n, g in self.pgroups.items() if n in _names(q)]
         return self._items(found) if found else self._error(400, ",".join(_names(q)), "Protection group does not exist.")
+
+    def _protection_groups__targets(self, request: Request, q: dict[str, list[str]]) -> Reply:
+        group = self.pgroups[_names(q, "group_names")[0]]
+        return self._items(
+            [
+                {"group": {"name": group["name"]}, "member": {"name": target["name"]}, "allowed": target["allowed"]}
+                for target in group["targets"]
+            ]
+        )
 
     def _protection_groups__volumes(self, request: Request, q: dict[str, list[str]]) -> Reply:
         group = self.pgroups[_names(q, "group_names")[0]]

@@ -180,6 +180,24 @@ def test_no_snapmirror_licence_no_replicate(
     assert drv.capabilities == {Capability.SNAPSHOT, Capability.METRICS}
 
 
+def test_replicate_needs_the_arrays_relationship_not_only_the_labs_word(
+    tmp_path: Path, server: ContractServer, array: FakeOntap, run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    array.relationships.clear()  # licensed, `snapmirror: true` in the lab, but the FlexVol is no SnapMirror source
+    drv = make_driver(tmp_path, server, run, monkeypatch)
+    assert Capability.REPLICATE not in drv.capabilities
+    assert "GET /api/snapmirror/relationships" in server.calls()  # asked of the array at setup
+
+
+@pytest.mark.parametrize("state", ["noncompliant", None])
+def test_a_licence_counts_only_when_the_cluster_says_compliant(
+    state: str | None, tmp_path: Path, server: ContractServer, array: FakeOntap, run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    array.licence_states["snapmirror"] = state  # None: the package is listed without a state
+    drv = make_driver(tmp_path, server, run, monkeypatch)
+    assert Capability.REPLICATE not in drv.capabilities
+
+
 def test_a_cluster_without_the_efficiency_scanner_offers_no_dedupe(
     tmp_path: Path, server: ContractServer, array: FakeOntap, run: Run, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -125,6 +125,19 @@ def test_no_connected_target_no_replicate(
     assert drv.capabilities == {Capability.SNAPSHOT, Capability.METRICS}
 
 
+@pytest.mark.parametrize("how", ["target disallowed", "target is not the connected array"])
+def test_replicate_needs_a_target_of_the_group_that_is_allowed_and_connected(
+    how: str, tmp_path: Path, server: ContractServer, array: FakePure, run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if how == "target disallowed":
+        array.pgroups["pg-dr"]["targets"][0]["allowed"] = False
+    else:
+        array.pgroups["pg-dr"]["targets"][0]["name"] = "fa-old"  # the group replicates to an array no longer connected
+    drv = make_driver(tmp_path, server, run, monkeypatch)
+    assert drv.capabilities == {Capability.SNAPSHOT, Capability.METRICS}
+    assert "GET /api/2.56/protection-groups/targets" in server.calls()
+
+
 def test_a_write_is_not_retried_and_the_half_done_volume_is_cleaned_up(
     driver: pure.Pure, array: FakePure, server: ContractServer, run: Run
 ) -> None:
