@@ -9,7 +9,9 @@ callers check `capabilities`, never whether a method exists.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from enum import StrEnum
 from typing import Any, ClassVar, Protocol, TypeVar
 
@@ -67,6 +69,82 @@ class Snapshot:
     volume: str
     location: str = ""
     evidence: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ArraySample:
+    """One sample of a volume's performance as the array measured it (METRICS): its own counters,
+    evidence beside the host's figures, never a replacement for them.
+
+    `time` is the array's stamp of the sample, timezone-aware (what the vendor documents it as:
+    ONTAP "the timestamp of the performance data", Pure "the time the sample was taken"; whether
+    it opens or closes the interval is the array's convention). `interval_s` is how long the
+    sample averages over, as the array reports it (ONTAP `duration`) or asked for it (Pure's
+    resolution). Rates are operations per second; latencies are the array's mean time per
+    operation in microseconds, as the array counts it (not the host's round trip). A figure the
+    array did not report is None, never 0. `note` is the array's remark on the sample (an ONTAP
+    status other than "ok", e.g. "backfilled_data"), "" when there is none.
+    """
+
+    time: datetime
+    interval_s: float | None
+    read_iops: float | None
+    write_iops: float | None
+    read_latency_us: float | None
+    write_latency_us: float | None
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        if self.time.tzinfo is None:
+            raise ValueError(f"array sample at {self.time}: the time must carry its time zone")
+
+
+def check_window(start: datetime, end: datetime) -> None:
+    """The window volume_metrics is asked for: timezone-aware, start before end (ValueError otherwise)."""
+    if start.tzinfo is None or end.tzinfo is None:
+        raise ValueError(f"metrics window {start} .. {end}: give timezone-aware times (the array's clock is UTC)")
+    if end <= start:
+        raise ValueError(f"metrics window {start.isoformat()} .. {end.isoformat()}: the end is not after the start")
+
+
+def samples_evidence(samples: Sequence[ArraySample]) -> dict[str, Any] | None:
+    """What the array's samples of a window say, for a report beside the host's figures; None when
+    the array has no sample in the window (no data: not zero IOPS, not zero latency).
+
+    IOPS are the mean over the samples that report them; latency is weighted by each sample's
+    operations (a busy interval counts more, as the host's mean does). A figure no sample reports
+    is None, and so is the latency of a side that did no operations in the window.
+    """
+    if not samples:
+        return None
+
+    def mean(values: list[float]) -> float | None:
+        return sum(values) / len(values) if values else None
+
+    def weighted(pairs: list[tuple[float, float]]) -> float | None:
+        ops = sum(rate for _, rate in pairs)
+        return sum(latency * rate for latency, rate in pairs) / ops if ops > 0 else None  # no operations: no latency
+
+    ordered = sorted(samples, key=lambda s: s.time)
+    evidence: dict[str, Any] = {
+        "first_sample": ordered[0].time.isoformat(),
+        "last_sample": ordered[-1].time.isoformat(),
+        "samples": len(ordered),
+        "interval_s": sorted({s.interval_s for s in ordered if s.interval_s is not None}),
+    }
+    for side in ("read", "write"):
+        rates = [r for s in ordered if (r := getattr(s, f"{side}_iops")) is not None]
+        pairs = [
+            (lat, rate)
+            for s in ordered
+            if (lat := getattr(s, f"{side}_latency_us")) is not None and (rate := getattr(s, f"{side}_iops")) is not None
+        ]
+        evidence[f"{side}_iops_mean"] = mean(rates)
+        evidence[f"{side}_latency_us_mean"] = weighted(pairs)
+    notes = sorted({s.note for s in ordered if s.note})
+    if notes:
+        evidence["notes"] = notes
+    return evidence
 
 
 class ArrayDriver(Protocol):
@@ -129,9 +207,11 @@ class ArrayDriver(Protocol):
     def mirror_detach(self, volume: Volume) -> None:
         """MIRROR: remove the mirror mirror_attach added."""
 
-    def volume_metrics(self, volume: Volume) -> list[dict[str, Any]]:
-        """METRICS: the volume's IOPS and latency as the array measured them, one dict per sample
-        (drivers may take keyword arguments choosing the window)."""
+    def volume_metrics(self, volume: Volume, start: datetime, end: datetime) -> list[ArraySample]:
+        """METRICS: the array's samples of the volume stamped within [start, end], oldest first
+        (timezone-aware; check_window). Each driver picks the finest sampling its API keeps for a
+        window that long and says which. [] when the array has none for the window: the caller
+        reports no data (samples_evidence gives None), never zeros."""
 
 
 class Unsupported(Exception):

@@ -24,11 +24,12 @@ import shlex
 import time
 import uuid
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from iogate.arrays.base import Capability, Snapshot, Unsupported, Volume, unsupported
+from iogate.arrays.base import ArraySample, Capability, Snapshot, Unsupported, Volume, unsupported
 from iogate.arrays.exports import IscsiExport, NfsExport, NvmeTcpExport
 from iogate.errors import ArrayError, HostError
 from iogate.hosts import remote
@@ -389,7 +390,7 @@ class LinuxTarget:
             self.sh(f"mdadm --manage {owned.device} --fail {leg} --remove {leg} >/dev/null && lvremove -q -y {leg} >/dev/null")
         owned.legs.clear()
 
-    def volume_metrics(self, volume: Volume) -> list[dict[str, Any]]:
+    def volume_metrics(self, volume: Volume, start: datetime, end: datetime) -> list[ArraySample]:
         raise unsupported("linux_target", Capability.METRICS)
 
     def mirror_state(self, volume: Volume) -> dict[str, str]:

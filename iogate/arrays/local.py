@@ -15,13 +15,14 @@ import mmap
 import os
 import platform
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from iogate import shell
-from iogate.arrays.base import Capability, Snapshot, Volume, unsupported
+from iogate.arrays.base import ArraySample, Capability, Snapshot, Volume, unsupported
 from iogate.arrays.exports import BlockExport
 from iogate.errors import ArrayError
 from iogate.lab import DeviceIdentity, Lab, QoS
@@ -241,7 +242,7 @@ class LocalArray:
     def mirror_detach(self, volume: Volume) -> None:
         raise unsupported("local", Capability.MIRROR)
 
-    def volume_metrics(self, volume: Volume) -> list[dict[str, Any]]:
+    def volume_metrics(self, volume: Volume, start: datetime, end: datetime) -> list[ArraySample]:
         raise unsupported("local", Capability.METRICS)
 
     def pool_used_bytes(self) -> int:

@@ -6,21 +6,24 @@ one subsystem per lab host with its host NQN (NVMe/TCP). Identity: the LUN's
 serial -> WWN naa.600a0980 + hex(serial) (the host's WWID is 3600a0980...);
 a namespace by its uuid. Snapshot = a FlexVol snapshot (ONTAP snapshots are per
 FlexVol); replicate = a SnapMirror transfer on the FlexVol's relationship; dedupe
-= the volume efficiency scanner. Capabilities come from the cluster's licences.
+= the volume efficiency scanner. Capabilities come from the cluster: its licences,
+the FlexVol's efficiency settings and its SnapMirror relationship.
 Written against the ONTAP REST API as described by the 9.8-era swagger and the
 9.19 path list in ../shared/specs/netapp-ontap (SDK netapp-ontap 9.19).
 """
 
 from __future__ import annotations
 
+import re
 import time
+from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
-from iogate.arrays.base import Capability, Snapshot, Unsupported, Volume
+from iogate.arrays.base import ArraySample, Capability, Snapshot, Unsupported, Volume, check_window
 from iogate.arrays.exports import IscsiExport, NvmeTcpExport
-from iogate.arrays.rest_common import ApiCaller, Failure, VendorOptions, redact_sdk_logs, require_sdk
+from iogate.arrays.rest_common import ApiCaller, Failure, VendorOptions, number_or_none, redact_sdk_logs, require_sdk
 from iogate.arrays.vendor_base import OwnedVolume, VendorDriver, VendorSdk, register_vendor_remover
 from iogate.errors import ArrayError
 from iogate.lab import DeviceIdentity, Lab, QoS
@@ -38,7 +41,9 @@ class OntapOptions(VendorOptions):
     iscsi_portal: str | None = None  # address:port of an iSCSI LIF of the SVM
     nvme_traddr: str | None = None  # address of an NVMe/TCP LIF of the SVM
     nvme_trsvcid: str = "4420"
-    snapmirror: bool = False  # the FlexVol is the source of a SnapMirror relationship: replicate() transfers it
+    # The lab lets replicate() run transfers of the FlexVol's SnapMirror relationship; REPLICATE is offered when the
+    # cluster also has the snapmirror licence and lists a relationship with the FlexVol as its source.
+    snapmirror: bool = False
     efficiency_timeout_s: float = Field(default=3600.0, gt=0)
     transfer_timeout_s: float = Field(default=3600.0, gt=0)
 
@@ -199,7 +204,8 @@ class Ontap(VendorDriver):
             lambda: list(_res("LicensePackage").get_collection(connection=self._conn, fields="name,state")),
             idempotent=True,
         )
-        licensed = {lic.name for lic in licences if getattr(lic, "state", "compliant") == "compliant"}
+        # A package counts when the cluster says it is compliant (a package without a state is not taken on trust).
+        licensed = {lic.name for lic in licences if getattr(lic, "state", None) == "compliant"}
         flexvol = _find(
             self.api,
             self._conn,
@@ -214,8 +220,8 @@ class Ontap(VendorDriver):
         self._flexvol_uuid = flexvol.uuid
         # RESTORE is not offered: a FlexVol snapshot restore would roll back every LUN of the FlexVol.
         caps = {Capability.SNAPSHOT, Capability.METRICS}  # LUN metrics (a namespace has none: Unsupported)
-        if "snapmirror" in licensed and self.options.snapmirror:
-            caps.add(Capability.REPLICATE)
+        if "snapmirror" in licensed and self.options.snapmirror and self._relationship() is not None:
+            caps.add(Capability.REPLICATE)  # licensed, allowed by the lab, and the array has the FlexVol's relationship
         # Dedupe on demand needs dedupe enabled on the FlexVol and an array that reports the efficiency scanner (newer than 9.8).
         efficiency = getattr(flexvol, "efficiency", None)
         has_scanner = getattr(efficiency, "scanner", None) is not None
@@ -352,13 +358,18 @@ class Ontap(VendorDriver):
         self.api.call("GET /storage/volumes/{uuid}", what, lambda: probe.get(fields="space"), idempotent=True)
         return getattr(getattr(probe, "space", None), "used", None)
 
+    def _relationship(self) -> Any:
+        """The SnapMirror relationship whose source is the lab's FlexVol, as the array lists it; None when it has none."""
+        source = f"{self.options.svm}:{self.options.flexvol}"
+        return _find(self.api, self._conn, "SnapmirrorRelationship", f"source {source}", **{"source.path": source})
+
     def replicate(self, volume: Volume) -> dict[str, Any]:
         """One SnapMirror transfer of the FlexVol that holds the volume, waited for to its end."""
         if Capability.REPLICATE not in self.capabilities:
             raise Unsupported(f"array driver {DRIVER} (no snapmirror licence or option) does not support {Capability.REPLICATE.value}")
         self._owned(volume)
         source = f"{self.options.svm}:{self.options.flexvol}"
-        relationship = _find(self.api, self._conn, "SnapmirrorRelationship", f"source {source}", **{"source.path": source})
+        relationship = self._relationship()
         if relationship is None:
             raise ArrayError(f"array {self.lab.array.name}: GET /snapmirror/relationships source {source}: no SnapMirror relationship")
         started = time.monotonic()
@@ -387,36 +398,80 @@ class Ontap(VendorDriver):
             "duration_s": round(time.monotonic() - started, 3),
         }
 
-    def volume_metrics(self, volume: Volume, interval: str = "1h") -> list[dict[str, Any]]:
-        """The LUN's IOPS and latency as the array measured them, one sample per array interval (evidence beside the host's)."""
+    def volume_metrics(self, volume: Volume, start: datetime, end: datetime) -> list[ArraySample]:
+        """The LUN's samples stamped within [start, end]: GET /storage/luns/{uuid}/metrics with the
+        shortest `interval` that reaches back to `start` (metrics_interval), so the finest sampling
+        ONTAP keeps for it; latency is ONTAP's round trip at the LUN, in microseconds."""
+        check_window(start, end)
         owned = self._owned(volume)
         if owned.entry.attrs["type"] != "lun":
             raise Unsupported(f"array driver {DRIVER}: namespace metrics are not in the ONTAP 9.8 API description")
-        lun_uuid = owned.entry.attrs["uuid"]
+        lun_uuid, what = owned.entry.attrs["uuid"], f"lun {owned.entry.attrs['name']}"
+        interval = metrics_interval(start, datetime.now(UTC))
         cls = _res("PerformanceLunMetric")
         records = self.api.call(
             "GET /storage/luns/{uuid}/metrics",
-            f"lun {owned.entry.attrs['name']}",
+            what,
             lambda: list(
                 cls.get_collection(lun_uuid, connection=self._conn, interval=interval, fields="timestamp,duration,status,iops,latency")
             ),
             idempotent=True,
         )
-        samples = []
-        for record in records:
-            iops, latency = getattr(record, "iops", None), getattr(record, "latency", None)
-            samples.append(
-                {
-                    "timestamp": str(getattr(record, "timestamp", "")),
-                    "duration": getattr(record, "duration", None),
-                    "status": getattr(record, "status", None),
-                    "read_iops": getattr(iops, "read", None),
-                    "write_iops": getattr(iops, "write", None),
-                    "read_latency_us": getattr(latency, "read", None),  # ONTAP reports latency in microseconds
-                    "write_latency_us": getattr(latency, "write", None),
-                }
-            )
-        return samples
+        samples = [_metric_sample(record, self.lab.array.name, what) for record in records]
+        return sorted((s for s in samples if s is not None and start <= s.time <= end), key=lambda s: s.time)
+
+
+# The `interval` of ONTAP's metrics calls: each covers the most recent span, sampled as the swagger says
+# (1h: every 15 s, 1d: 5 min, 1w: 30 min, 1m: 2 h, 1y: a day). A month is taken as 28 days, the shortest.
+METRIC_INTERVALS: tuple[tuple[str, timedelta], ...] = (
+    ("1h", timedelta(hours=1)),
+    ("1d", timedelta(days=1)),
+    ("1w", timedelta(weeks=1)),
+    ("1m", timedelta(days=28)),
+    ("1y", timedelta(days=365)),
+)
+CLOCK_MARGIN = timedelta(minutes=2)  # the cluster's clock may run behind ours: a span reaching back only just is not asked
+
+
+def metrics_interval(start: datetime, now: datetime) -> str:
+    """The shortest interval whose span, back from now, reaches the window's start (its samples are the finest);
+    "1y" for anything older, whose samples from before the year are gone."""
+    age = now - start + CLOCK_MARGIN
+    return next((name for name, span in METRIC_INTERVALS if age <= span), METRIC_INTERVALS[-1][0])
+
+
+_ISO_DURATION = re.compile(r"^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?)?$")
+
+
+def duration_s(text: str | None) -> float | None:
+    """An ISO-8601 duration as ONTAP writes a sample's (PT15S, PT5M, PT2H, P1D) in seconds; None when absent or other."""
+    match = _ISO_DURATION.match(text or "")
+    if match is None or not any(match.groups()):
+        return None
+    days, hours, minutes, seconds = (int(g or 0) for g in match.groups())
+    return float(((days * 24 + hours) * 60 + minutes) * 60 + seconds)
+
+
+def _metric_sample(record: Any, array: str, what: str) -> ArraySample | None:
+    """One PerformanceLunMetric as an ArraySample; None for a record without a timestamp (it cannot be placed)."""
+    stamp = getattr(record, "timestamp", None)
+    if isinstance(stamp, str):
+        stamp = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    if not isinstance(stamp, datetime):
+        return None
+    if stamp.tzinfo is None:
+        raise ArrayError(f"array {array}: GET /storage/luns/{{uuid}}/metrics {what}: timestamp {stamp} has no time zone")
+    iops, latency = getattr(record, "iops", None), getattr(record, "latency", None)
+    status = str(getattr(record, "status", "") or "")
+    return ArraySample(
+        time=stamp,
+        interval_s=duration_s(getattr(record, "duration", None)),
+        read_iops=number_or_none(getattr(iops, "read", None)),
+        write_iops=number_or_none(getattr(iops, "write", None)),
+        read_latency_us=number_or_none(getattr(latency, "read", None)),  # ONTAP: "round trip latency in microseconds"
+        write_latency_us=number_or_none(getattr(latency, "write", None)),
+        note="" if status in ("", "ok") else status,
+    )
 
 
 register_vendor_remover(Ontap)

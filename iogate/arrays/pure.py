@@ -14,12 +14,13 @@ Written against FlashArray REST 2.56 (../shared/specs/pure-flasharray/FA2.56.spe
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
-from iogate.arrays.base import Capability, Snapshot, Unsupported, Volume
-from iogate.arrays.rest_common import ApiCaller, Failure, redact_sdk_logs, require_sdk
+from iogate.arrays.base import ArraySample, Capability, Snapshot, Unsupported, Volume, check_window
+from iogate.arrays.rest_common import ApiCaller, Failure, number_or_none, redact_sdk_logs, require_sdk
 from iogate.arrays.vendor_base import FixedTargetOptions, OwnedVolume, VendorDriver, VendorSdk, register_vendor_remover
 from iogate.errors import ArrayError
 from iogate.lab import DeviceIdentity, QoS
@@ -98,6 +99,8 @@ def classify(exc: BaseException) -> Failure:
 def _connect_checked(options: PureOptions, array: str) -> Any:
     try:
         return connect(options)
+    except ArrayError:
+        raise  # a missing SDK or an unresolved credential reference: already says what to fix, not a login failure
     except Exception as exc:  # login failures carry the SDK's text, which may quote the request
         raise ArrayError(f"array {array}: POST /api/{API_VERSION}/login: {classify(exc).reason}") from None
 
@@ -236,13 +239,25 @@ class Pure(VendorDriver):
                 lambda: checked(self._conn.get_protection_groups(names=[group])),
                 idempotent=True,
             )
-            connections = self.api.call(
-                "GET /array-connections", "array", lambda: checked(self._conn.get_array_connections()), idempotent=True
-            )
-            connected = [c for c in connections if getattr(c, "status", None) == "connected"]
-            if found and (getattr(found[0], "target_count", 0) or 0) > 0 and connected:
+            if found and self._replication_targets(group):
                 caps.add(Capability.REPLICATE)
         return caps
+
+    def _replication_targets(self, group: str) -> list[str]:
+        """The protection group's targets that allow its replication and are connected arrays (names)."""
+        targets = self.api.call(
+            "GET /protection-groups/targets",
+            f"protection group {group}",
+            lambda: checked(self._conn.get_protection_groups_targets(group_names=[group])),
+            idempotent=True,
+        )
+        connections = self.api.call("GET /array-connections", "array", lambda: checked(self._conn.get_array_connections()), idempotent=True)
+        connected: set[str] = set()
+        for c in connections:
+            if getattr(c, "status", None) == "connected":
+                connected |= {str(getattr(c, "name", "") or ""), str(getattr(getattr(c, "remote", None), "name", "") or "")} - {""}
+        allowed = [str(getattr(getattr(t, "member", None), "name", "") or "") for t in targets if getattr(t, "allowed", False)]
+        return [name for name in allowed if name in connected]
 
     def _chassis_serial(self) -> str:
         chassis = self.api.call("GET /hardware", "array", lambda: checked(self._conn.get_hardware(names=["CH0"])), idempotent=True)
@@ -378,33 +393,58 @@ class Pure(VendorDriver):
             "duration_s": round(time.monotonic() - started, 3),
         }
 
-    def volume_metrics(
-        self, volume: Volume, start_ms: int | None = None, end_ms: int | None = None, resolution_ms: int = 30000
-    ) -> list[dict[str, Any]]:
-        """The volume's IOPS and latency as the array measured them, one sample per resolution step (evidence beside the host's)."""
+    def volume_metrics(self, volume: Volume, start: datetime, end: datetime) -> list[ArraySample]:
+        """The volume's samples stamped within [start, end]: GET /volumes/performance with the window as
+        start_time/end_time and the finest resolution that keeps it within MAX_SAMPLES samples. Latency is
+        usec_per_read_op / usec_per_write_op: the array's time per operation (queue time included since
+        Purity 6.3.14/6.4.10), without SAN or QoS wait. How long the array keeps each resolution the API
+        description does not say: only a real array shows what an old window returns."""
+        check_window(start, end)
         owned = self._owned(volume)
         name = owned.entry.attrs["name"]
-        window: dict[str, Any] = {"resolution": resolution_ms}
-        if start_ms is not None:
-            window["start_time"] = start_ms
-        if end_ms is not None:
-            window["end_time"] = end_ms
+        resolution = resolution_ms(start, end)
         items = self.api.call(
             "GET /volumes/performance",
             f"volume {name}",
-            lambda: checked(self._conn.get_volumes_performance(names=[name], **window)),
+            lambda: checked(
+                self._conn.get_volumes_performance(
+                    names=[name], start_time=_epoch_ms(start), end_time=_epoch_ms(end), resolution=resolution
+                )
+            ),
             idempotent=True,
         )
-        return [
-            {
-                "time_ms": getattr(item, "time", None),
-                "read_iops": getattr(item, "reads_per_sec", None),
-                "write_iops": getattr(item, "writes_per_sec", None),
-                "read_latency_us": getattr(item, "usec_per_read_op", None),
-                "write_latency_us": getattr(item, "usec_per_write_op", None),
-            }
-            for item in items
-        ]
+        samples = [_performance_sample(item, resolution) for item in items if getattr(item, "name", name) == name]
+        return sorted((s for s in samples if s is not None and start <= s.time <= end), key=lambda s: s.time)
+
+
+# The resolutions GET /volumes/performance takes for a volume (FA 2.56: 30 s, 5 min, 30 min, 2 h, 8 h, 24 h), finest first.
+RESOLUTIONS_MS = (30_000, 300_000, 1_800_000, 7_200_000, 28_800_000, 86_400_000)
+MAX_SAMPLES = 1440  # per window: 12 hours at 30 s, 5 days at 5 min ...
+
+
+def resolution_ms(start: datetime, end: datetime) -> int:
+    """The finest resolution that gives the window at most MAX_SAMPLES samples (the coarsest beyond that)."""
+    span_ms = (end - start) / timedelta(milliseconds=1)
+    return next((r for r in RESOLUTIONS_MS if span_ms / r <= MAX_SAMPLES), RESOLUTIONS_MS[-1])
+
+
+def _epoch_ms(moment: datetime) -> int:
+    return int(moment.timestamp() * 1000)
+
+
+def _performance_sample(item: Any, resolution: int) -> ArraySample | None:
+    """One VolumePerformance item as an ArraySample; None for an item without a time (it cannot be placed)."""
+    stamp = getattr(item, "time", None)
+    if not isinstance(stamp, int):
+        return None
+    return ArraySample(
+        time=datetime.fromtimestamp(stamp / 1000, UTC),  # "milliseconds since the UNIX epoch"
+        interval_s=resolution / 1000,
+        read_iops=number_or_none(getattr(item, "reads_per_sec", None)),
+        write_iops=number_or_none(getattr(item, "writes_per_sec", None)),
+        read_latency_us=number_or_none(getattr(item, "usec_per_read_op", None)),
+        write_latency_us=number_or_none(getattr(item, "usec_per_write_op", None)),
+    )
 
 
 register_vendor_remover(Pure)

@@ -93,13 +93,26 @@ class VendorOptions(BaseModel):
 
 
 def require_sdk(module: str, package: str, driver: str) -> None:
-    """The vendor SDK is an optional extra: say which package to install instead of an ImportError."""
+    """The vendor SDK is an optional extra: say which package to install instead of an ImportError.
+
+    An SDK that is installed but fails to import (a dependency of its own missing or too old)
+    says so with the import's own message: reinstalling the SDK would not be the fix.
+    """
     try:
         importlib.import_module(module)
-    except ImportError:
-        raise ArrayError(
-            f"array driver {driver} needs the vendor SDK {package}: pip install -r requirements-vendors.txt (or pip install {package})"
-        ) from None
+    except ImportError as exc:
+        missing = exc.name or ""
+        if isinstance(exc, ModuleNotFoundError) and (missing == module or missing.startswith(module + ".")):
+            raise ArrayError(
+                f"array driver {driver} (the lab's array.driver) needs the vendor SDK {package}, which is not installed:"
+                f" pip install -r requirements-vendors.txt (or pip install {package})"
+            ) from None
+        raise ArrayError(f"array driver {driver}: the vendor SDK {package} is installed but does not import: {exc}") from None
+
+
+def number_or_none(value: Any) -> float | None:
+    """A figure of an SDK's answer as a float; None when the array did not give a number (never 0 in its place)."""
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def run_prefix(options: VendorOptions, run_id: str) -> str:

@@ -34,6 +34,7 @@ import shlex
 import subprocess
 import time
 from collections.abc import Callable
+from datetime import datetime
 from string import Template
 from typing import Any, ClassVar, Literal
 from urllib.parse import quote
@@ -41,7 +42,7 @@ from urllib.parse import quote
 import requests
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from iogate.arrays.base import Capability, Snapshot, Unsupported, Volume, unsupported
+from iogate.arrays.base import ArraySample, Capability, Snapshot, Unsupported, Volume, unsupported
 from iogate.arrays.exports import BlockExport, Export, FcExport, IscsiExport, NfsExport, NvmeTcpExport
 from iogate.errors import ArrayError
 from iogate.lab import DeviceIdentity, Lab, QoS, secrets
@@ -281,7 +282,7 @@ class StaticArray:
         if "mirror_detach" in self.options.hooks:
             self._hook("mirror_detach", volume)
 
-    def volume_metrics(self, volume: Volume) -> list[dict[str, Any]]:
+    def volume_metrics(self, volume: Volume, start: datetime, end: datetime) -> list[ArraySample]:
         raise unsupported("static", Capability.METRICS)
 
     # -- hooks -----------------------------------------------------------------------------------

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
-from iogate.arrays.base import Capability, Snapshot, Volume, unsupported
+from iogate.arrays.base import ArraySample, Capability, Snapshot, Volume, unsupported
 from iogate.arrays.exports import FcExport, IscsiExport, NvmeTcpExport
 from iogate.arrays.rest_common import (
     ApiCaller,
@@ -219,7 +220,7 @@ class VendorDriver:
     def mirror_detach(self, volume: Volume) -> None:
         raise unsupported(self.DRIVER, Capability.MIRROR)
 
-    def volume_metrics(self, volume: Volume) -> list[dict[str, Any]]:
+    def volume_metrics(self, volume: Volume, start: datetime, end: datetime) -> list[ArraySample]:
         raise unsupported(self.DRIVER, Capability.METRICS)
 
 

@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import base64
+import datetime
 import itertools
+import math
 import uuid as uuidlib
 from typing import Any
 
 from selftests.vendors.server import Reply, Request
+
+# interval -> (the span back from now it covers, its sampling step in seconds, the samples' duration), as the swagger says.
+METRIC_INTERVALS = {
+    "1h": (datetime.timedelta(hours=1), 15, "PT15S"),
+    "1d": (datetime.timedelta(days=1), 300, "PT5M"),
+    "1w": (datetime.timedelta(weeks=1), 1800, "PT30M"),
+    "1m": (datetime.timedelta(days=30), 7200, "PT2H"),
+    "1y": (datetime.timedelta(days=365), 86400, "P1D"),
+}
 
 COLLECTIONS = {
     "/api/storage/luns": "luns",
@@ -34,6 +45,7 @@ class FakeOntap:
             "efficiency": {"dedupe": "background", "compression": "none", "scanner": {"state": "idle"}},
         }
         self.licences = ["base", "iscsi", "nvme_of", "snapmirror", "snaprestore"]
+        self.licence_states: dict[str, str | None] = {}  # a package's state when not "compliant" (None: left out)
         self.objects: dict[str, dict[str, dict[str, Any]]] = {k: {} for k in ("luns", "igroups", "namespaces", "subsystems")}
         self.lun_maps: list[dict[str, Any]] = []
         self.snapshots: dict[str, dict[str, Any]] = {}
@@ -45,6 +57,9 @@ class FakeOntap:
         ]
         self.transfers: dict[str, dict[str, Any]] = {}
         self.scanner_polls_until_idle = 2  # GETs that still see the scanner active after it was started
+        self.lun_born: dict[str, datetime.datetime] = {}  # a LUN has performance samples from its creation on
+        self.metrics_intervals: list[str] = []  # the `interval` of each metrics query
+        self.metric_status = "ok"
 
     def _job(self, description: str) -> Reply:
         """ONTAP runs long operations as jobs: 202 with the job, polled at /cluster/jobs/{uuid}."""
@@ -85,7 +100,8 @@ class FakeOntap:
                 ]
             )
         if path == "/api/cluster/licensing/licenses":
-            return self._records([{"name": n, "state": "compliant"} for n in self.licences])
+            states = {n: self.licence_states.get(n, "compliant") for n in self.licences}
+            return self._records([{"name": n} | ({"state": s} if s else {}) for n, s in states.items()])
         if path == "/api/storage/volumes":
             return self._records(self._find_in([self.flexvol], request.query))
         if path == f"/api/storage/volumes/{self.flexvol['uuid']}":
@@ -110,25 +126,36 @@ class FakeOntap:
         if path.startswith("/api/protocols/san/lun-maps"):
             return self._lun_maps(request)
         if path.startswith("/api/storage/luns/") and path.endswith("/metrics"):
-            lun = self.objects["luns"].get(path.split("/")[4])
-            if lun is None:
-                return self._error(404, "lun not found")
-            return self._records(
-                [
-                    {
-                        "timestamp": f"2026-11-23T18:{m:02d}:00Z",
-                        "duration": "PT15S",
-                        "status": "ok",
-                        "iops": {"read": 1000 + m, "write": 500 + m, "other": 0, "total": 1500 + 2 * m},
-                        "latency": {"read": 250, "write": 400, "other": 0, "total": 300},
-                    }
-                    for m in range(3)
-                ]
-            )
+            return self._lun_metrics(request, path.split("/")[4])
         for prefix, kind in COLLECTIONS.items():
             if path == prefix or path.startswith(prefix + "/"):
                 return self._collection(request, kind, path.removeprefix(prefix).strip("/"))
         return self._error(404, f"no {path}")
+
+    def _lun_metrics(self, request: Request, lun_uuid: str) -> Reply:
+        """Samples of the `interval` asked (the most recent span, at its step), only since the LUN was
+        created, newest first; each reads 1000 + k read IOPS (k: its step's index since the epoch)."""
+        if lun_uuid not in self.objects["luns"]:
+            return self._error(404, "lun not found")
+        interval = request.query.get("interval", ["1h"])[0]
+        self.metrics_intervals.append(interval)
+        span, step, duration = METRIC_INTERVALS[interval]
+        now = datetime.datetime.now(datetime.UTC)
+        born = max(self.lun_born[lun_uuid], now - span)
+        first, last = math.ceil(born.timestamp() / step), math.floor(now.timestamp() / step)
+        records = []
+        for k in range(last, first - 1, -1):
+            stamp = datetime.datetime.fromtimestamp(k * step, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            records.append(
+                {
+                    "timestamp": stamp,
+                    "duration": duration,
+                    "status": self.metric_status,
+                    "iops": {"read": 1000 + k % 100, "write": 500, "other": 0, "total": 1500 + k % 100},
+                    "latency": {"read": 250, "write": 400, "other": 0, "total": 300},
+                }
+            )
+        return self._records(records)
 
     def _collection(self, request: Request, kind: str, key: str) -> Reply:
         store, body = self.objects[kind], request.body or {}
@@ -138,6 +165,7 @@ class FakeOntap:
             obj = {**body, "uuid": str(uuidlib.uuid4()), "svm": self.svm}
             if kind == "luns":
                 obj["serial_number"] = f"wD{next(self._serials):010d}"[-12:]
+                self.lun_born[obj["uuid"]] = datetime.datetime.now(datetime.UTC)
             if kind == "subsystems":
                 obj["target_nqn"] = f"nqn.1992-08.com.netapp:sn.0123456789abcdef:subsystem.{body['name']}"
             store[obj["uuid"]] = obj

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import secrets as pysecrets
+import time
 import uuid as uuidlib
 from typing import Any
 
@@ -25,11 +26,14 @@ class FakePure:
         self.hosts: dict[str, dict[str, Any]] = {}
         self.connections: list[dict[str, Any]] = []
         self.snapshots: dict[str, dict[str, Any]] = {}
-        self.pgroups: dict[str, dict[str, Any]] = {"pg-dr": {"name": "pg-dr", "target_count": 1, "members": []}}
+        self.pgroups: dict[str, dict[str, Any]] = {
+            "pg-dr": {"name": "pg-dr", "target_count": 1, "members": [], "targets": [{"name": "fa-dr", "allowed": True}]}
+        }
         self.pgroup_snapshots: dict[str, dict[str, Any]] = {}
         self.array_connections = [{"name": "fa-dr", "id": str(uuidlib.uuid4()), "status": "connected", "type": "async-replication"}]
         self.transfer_polls_until_done = 1
         self.performance_queries: list[dict[str, list[str]]] = []
+        self.volume_born_ms: dict[str, int] = {}
         self._ids = itertools.count(1)
 
     def expire_sessions(self) -> None:
@@ -59,22 +63,7 @@ class FakePure:
         if request.headers.get("x-auth-token") not in self.tokens:
             return self._error(401, "session", "session expired")
         if path == f"{V}/volumes/performance":
-            self.performance_queries.append(q)
-            return self._items(
-                [
-                    {
-                        "name": n,
-                        "time": 1763920000000 + i * 30000,
-                        "reads_per_sec": 2000 + i,
-                        "writes_per_sec": 1000 + i,
-                        "usec_per_read_op": 180,
-                        "usec_per_write_op": 220,
-                    }
-                    for n in _names(q)
-                    if n in self.volumes
-                    for i in range(2)
-                ]
-            )
+            return self._volumes_performance(q)
         handler = getattr(self, "_" + path.removeprefix(V + "/").replace("-", "_").replace("/", "__"), None)
         if handler is None:
             return self._error(404, path, "no such path in the fake")
@@ -84,6 +73,33 @@ class FakePure:
             for key in ("more_items_remaining", "total_item_count", "continuation_token"):
                 reply.body.pop(key, None)
         return reply
+
+    def _volumes_performance(self, q: dict[str, list[str]]) -> Reply:
+        """Samples at the resolution asked, stamped at its multiples within [start_time, end_time] and
+        since the volume was created; each reads 2000 + k reads/s (k: its step's index since the epoch)."""
+        self.performance_queries.append(q)
+        resolution = int(q.get("resolution", ["30000"])[0])
+        if resolution not in (30000, 300000, 1800000, 7200000, 28800000, 86400000):
+            return self._error(400, "resolution", "Invalid resolution.")
+        now_ms = int(time.time() * 1000)
+        end = min(int(q.get("end_time", [str(now_ms)])[0]), now_ms)
+        items = []
+        for name in _names(q):
+            if name not in self.volumes:
+                return self._error(400, name, "Volume does not exist.")
+            start = max(int(q.get("start_time", [str(end - resolution)])[0]), self.volume_born_ms[name])
+            for k in range(-(-start // resolution), end // resolution + 1):
+                items.append(
+                    {
+                        "name": name,
+                        "time": k * resolution,
+                        "reads_per_sec": 2000 + k % 100,
+                        "writes_per_sec": 1000,
+                        "usec_per_read_op": 180,
+                        "usec_per_write_op": 220,
+                    }
+                )
+        return self._items(items)
 
     def _arrays(self, request: Request, q: dict[str, list[str]]) -> Reply:
         return self._items([{"name": "fa-poc", "id": "5e8f3f4c-0000-4000-8000-000000000001", "os": "Purity//FA", "version": "6.7.1"}])
@@ -105,6 +121,15 @@ class FakePure:
     def _protection_groups(self, request: Request, q: dict[str, list[str]]) -> Reply:
         found = [{"name": g["name"], "target_count": g["target_count"]} for n, g in self.pgroups.items() if n in _names(q)]
         return self._items(found) if found else self._error(400, ",".join(_names(q)), "Protection group does not exist.")
+
+    def _protection_groups__targets(self, request: Request, q: dict[str, list[str]]) -> Reply:
+        group = self.pgroups[_names(q, "group_names")[0]]
+        return self._items(
+            [
+                {"group": {"name": group["name"]}, "member": {"name": target["name"]}, "allowed": target["allowed"]}
+                for target in group["targets"]
+            ]
+        )
 
     def _protection_groups__volumes(self, request: Request, q: dict[str, list[str]]) -> Reply:
         group = self.pgroups[_names(q, "group_names")[0]]
@@ -135,6 +160,7 @@ class FakePure:
                 "provisioned": request.body["provisioned"],
                 "destroyed": False,
             }
+            self.volume_born_ms[name] = int(time.time() * 1000)  # a volume has performance samples from its creation on
             return self._items([self.volumes[name]])
         missing = [n for n in names if n not in self.volumes]
         if missing:

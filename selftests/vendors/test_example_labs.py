@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import importlib
 import re
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from iogate.errors import LabFileError
+from iogate.errors import ArrayError, LabFileError
 from iogate.lab import load_lab
 
 pytestmark = pytest.mark.vendors
@@ -64,13 +67,55 @@ def test_an_unknown_option_is_refused_with_file_and_line(path: Path, tmp_path: P
         load_lab(broken)
 
 
-def test_a_missing_sdk_is_an_array_error_naming_the_package(monkeypatch: pytest.MonkeyPatch) -> None:
-    import sys
+# driver -> (the SDK's import name, the package to install, options beyond management and password)
+SDKS = {
+    "pure": ("pypureclient", "py-pure-client", {}),
+    "ontap": ("netapp_ontap", "netapp-ontap", {"svm": "svm1", "flexvol": "vol1"}),
+    "powerstore": ("PyPowerStore", "PyPowerStore", {"username": "u", "iscsi_portal": "192.0.2.2:3260", "iscsi_target_iqn": "iqn.x"}),
+}
 
-    from iogate.arrays import pure
-    from iogate.errors import ArrayError
 
-    monkeypatch.setitem(sys.modules, "pypureclient", None)  # as if py-pure-client were not installed
-    options = pure.PureOptions.model_validate({"management": "192.0.2.1", "password": "${env:UNSET_FOR_THIS_TEST}"})
-    with pytest.raises(ArrayError, match=r"array driver pure needs the vendor SDK py-pure-client: pip install -r requirements-vendors.txt"):
-        pure.connect(options)
+def _sdk_connect(driver: str, monkeypatch: pytest.MonkeyPatch) -> Callable[[], object]:
+    """The connect the driver's setup() and `iogate cleanup` use, with the lab's options (no array answers)."""
+    module = importlib.import_module(f"iogate.arrays.{driver}")
+    cls = getattr(module, {"pure": "Pure", "ontap": "Ontap", "powerstore": "PowerStore"}[driver])
+    monkeypatch.setenv("IOGATE_SDK_TEST_SECRET", "sdk-test-secret")
+    base = {"management": "192.0.2.1", "username": "iogate", "password": "${env:IOGATE_SDK_TEST_SECRET}"}
+    options = cls.Options.model_validate({**base, **SDKS[driver][2]})
+    return lambda: cls.sdk.connect(options, f"{driver}-1")
+
+
+@pytest.mark.parametrize("driver", sorted(SDKS))
+def test_a_missing_sdk_is_an_array_error_naming_the_package_and_the_driver(driver: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    module, package, _ = SDKS[driver]
+    connect = _sdk_connect(driver, monkeypatch)
+    monkeypatch.setitem(sys.modules, module, None)  # as if the SDK were not installed: importing it raises ModuleNotFoundError
+    with pytest.raises(ArrayError) as failed:
+        connect()
+    assert str(failed.value) == (
+        f"array driver {driver} (the lab's array.driver) needs the vendor SDK {package}, which is not installed:"
+        f" pip install -r requirements-vendors.txt (or pip install {package})"
+    )  # not "login failed": nothing was sent
+
+
+def test_an_sdk_that_is_installed_but_does_not_import_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    connect = _sdk_connect("pure", monkeypatch)
+    real_import = importlib.import_module
+
+    def broken(name: str, package: str | None = None) -> object:
+        if name == "pypureclient":
+            raise ModuleNotFoundError("No module named 'urllib3'", name="urllib3")  # one of the SDK's own dependencies
+        return real_import(name, package)
+
+    monkeypatch.setattr(importlib, "import_module", broken)
+    with pytest.raises(ArrayError, match=r"^array driver pure: the vendor SDK py-pure-client is installed but does not import: No module"):
+        connect()
+
+
+def test_an_unresolved_credential_reference_is_not_reported_as_a_login_failure(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("pypureclient", reason="vendor SDK not installed: pip install -r requirements-vendors.txt")
+    connect = _sdk_connect("pure", monkeypatch)
+    monkeypatch.delenv("IOGATE_SDK_TEST_SECRET")
+    with pytest.raises(ArrayError, match=r"^array credentials: .*IOGATE_SDK_TEST_SECRET") as failed:
+        connect()
+    assert "login" not in str(failed.value)

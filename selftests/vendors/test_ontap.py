@@ -4,13 +4,14 @@ request and response is checked against the ONTAP Swagger 2.0 description."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from iogate.arrays import ontap, vendor_base
-from iogate.arrays.base import Capability, Unsupported
+from iogate.arrays.base import ArraySample, Capability, Unsupported, samples_evidence
 from iogate.arrays.exports import IscsiExport, NvmeTcpExport
 from iogate.errors import ArrayError
 from iogate.run import Run
@@ -179,6 +180,24 @@ def test_no_snapmirror_licence_no_replicate(
     assert drv.capabilities == {Capability.SNAPSHOT, Capability.METRICS}
 
 
+def test_replicate_needs_the_arrays_relationship_not_only_the_labs_word(
+    tmp_path: Path, server: ContractServer, array: FakeOntap, run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    array.relationships.clear()  # licensed, `snapmirror: true` in the lab, but the FlexVol is no SnapMirror source
+    drv = make_driver(tmp_path, server, run, monkeypatch)
+    assert Capability.REPLICATE not in drv.capabilities
+    assert "GET /api/snapmirror/relationships" in server.calls()  # asked of the array at setup
+
+
+@pytest.mark.parametrize("state", ["noncompliant", None])
+def test_a_licence_counts_only_when_the_cluster_says_compliant(
+    state: str | None, tmp_path: Path, server: ContractServer, array: FakeOntap, run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    array.licence_states["snapmirror"] = state  # None: the package is listed without a state
+    drv = make_driver(tmp_path, server, run, monkeypatch)
+    assert Capability.REPLICATE not in drv.capabilities
+
+
 def test_a_cluster_without_the_efficiency_scanner_offers_no_dedupe(
     tmp_path: Path, server: ContractServer, array: FakeOntap, run: Run, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -212,10 +231,53 @@ def test_reads_are_retried_through_5xx(driver: ontap.Ontap, server: ContractServ
     driver.teardown()
 
 
-def test_array_metrics_of_a_lun_are_per_interval_with_units(driver: ontap.Ontap) -> None:
+def test_array_metrics_of_a_lun_are_the_samples_of_the_window_oldest_first_with_units(driver: ontap.Ontap, array: FakeOntap) -> None:
     volume = driver.create_volume("vol0", 1 << 30)
-    samples = driver.volume_metrics(volume)
-    assert [s["read_iops"] for s in samples] == [1000, 1001, 1002] and samples[0]["write_latency_us"] == 400
+    (lun_uuid,) = array.lun_born
+    now = datetime.now(UTC)
+    array.lun_born[lun_uuid] = now - timedelta(minutes=10)
+    start, end = now - timedelta(minutes=5), now - timedelta(minutes=1)
+    samples = driver.volume_metrics(volume, start, end)
+    assert array.metrics_intervals == ["1h"]  # the finest ONTAP keeps: 15 s samples of the last hour
+    assert 15 <= len(samples) <= 17 and all(start <= s.time <= end for s in samples)
+    assert [s.time for s in samples] == sorted(s.time for s in samples)
+    first = samples[0]
+    assert isinstance(first, ArraySample) and first.interval_s == 15.0 and first.note == ""
+    assert first.read_iops == 1000 + int(first.time.timestamp()) // 15 % 100 and first.write_iops == 500.0
+    assert (first.read_latency_us, first.write_latency_us) == (250.0, 400.0)  # ONTAP's latency is in microseconds
+    driver.teardown()
+
+
+def test_a_window_reaching_further_back_asks_the_next_interval(driver: ontap.Ontap, array: FakeOntap) -> None:
+    volume = driver.create_volume("vol0", 1 << 30)
+    (lun_uuid,) = array.lun_born
+    now = datetime.now(UTC)
+    array.lun_born[lun_uuid] = now - timedelta(days=2)
+    samples = driver.volume_metrics(volume, now - timedelta(hours=3), now)
+    assert array.metrics_intervals == ["1d"] and {s.interval_s for s in samples} == {300.0} and 35 <= len(samples) <= 37
+    array.metric_status = "backfilled_data"
+    marked = driver.volume_metrics(volume, now - timedelta(hours=3), now - timedelta(hours=2))
+    assert marked and {s.note for s in marked} == {"backfilled_data"}  # the array's remark stays with its figures
+    assert samples_evidence(marked)["notes"] == ["backfilled_data"]  # type: ignore[index]
+    driver.teardown()
+
+
+def test_a_window_without_samples_is_no_data_not_zeros(driver: ontap.Ontap, array: FakeOntap, server: ContractServer) -> None:
+    volume = driver.create_volume("vol0", 1 << 30)  # the LUN was created just now: it has no samples from before
+    now = datetime.now(UTC)
+    samples = driver.volume_metrics(volume, now - timedelta(minutes=30), now - timedelta(minutes=20))
+    assert samples == [] and samples_evidence(samples) is None
+    assert any(r.path.endswith("/metrics") for r, _ in server.log)  # the array was asked, and answered nothing for it
+    with pytest.raises(ValueError, match="timezone-aware"):
+        driver.volume_metrics(volume, datetime(2026, 1, 1), datetime(2026, 1, 2))
+    driver.teardown()
+
+
+def test_a_namespace_has_no_metrics_in_the_ontap_9_8_description(driver: ontap.Ontap) -> None:
+    namespace = driver.create_volume("ns0", 1 << 30, export="nvme-tcp")
+    now = datetime.now(UTC)
+    with pytest.raises(Unsupported, match="namespace metrics"):
+        driver.volume_metrics(namespace, now - timedelta(minutes=5), now)
     driver.teardown()
 
 
@@ -233,7 +295,7 @@ def test_every_path_the_driver_calls_is_still_in_the_ontap_9_19_path_list(driver
     driver.snapshot_delete(driver.snapshot_create(lun, "s1"))
     driver.replicate(lun)
     driver.dedupe_run()
-    driver.volume_metrics(lun)
+    driver.volume_metrics(lun, datetime.now(UTC) - timedelta(minutes=5), datetime.now(UTC))
     driver.teardown()
     called = sorted({r.path for r, _ in server.log})
     assert len(called) > 15

@@ -7,13 +7,14 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from iogate.arrays import powerstore, vendor_base
-from iogate.arrays.base import Capability
+from iogate.arrays.base import Capability, Unsupported
 from iogate.arrays.exports import IscsiExport
 from iogate.errors import ArrayError
 from iogate.run import Run
@@ -103,6 +104,16 @@ def test_snapshot_and_replication_sync(driver: powerstore.PowerStore, array: Fak
     assert [v["type"] for v in array.volumes.values()] == ["Primary"]
     driver.teardown()
     assert array.volumes == {}
+
+
+def test_metrics_are_not_offered_the_reference_table_has_no_metrics_call(driver: powerstore.PowerStore, server: ContractServer) -> None:
+    volume = driver.create_volume("vol0", 1 << 30)
+    assert Capability.METRICS not in driver.capabilities
+    now = datetime.now(UTC)
+    with pytest.raises(Unsupported, match=r"POST /metrics/generate is not in \S+endpoints.md"):
+        driver.volume_metrics(volume, now - timedelta(minutes=5), now)
+    assert not any("metrics" in call for call in server.calls())
+    driver.teardown()
 
 
 def test_replicate_is_not_offered_without_a_protection_policy(

@@ -4,13 +4,14 @@ request and response is checked against the FA 2.56 OpenAPI 3 description."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from iogate.arrays import pure, vendor_base
-from iogate.arrays.base import Capability
+from iogate.arrays.base import ArraySample, Capability, samples_evidence
 from iogate.arrays.exports import IscsiExport
 from iogate.errors import ArrayError
 from iogate.run import Run
@@ -124,6 +125,19 @@ def test_no_connected_target_no_replicate(
     assert drv.capabilities == {Capability.SNAPSHOT, Capability.METRICS}
 
 
+@pytest.mark.parametrize("how", ["target disallowed", "target is not the connected array"])
+def test_replicate_needs_a_target_of_the_group_that_is_allowed_and_connected(
+    how: str, tmp_path: Path, server: ContractServer, array: FakePure, run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if how == "target disallowed":
+        array.pgroups["pg-dr"]["targets"][0]["allowed"] = False
+    else:
+        array.pgroups["pg-dr"]["targets"][0]["name"] = "fa-old"  # the group replicates to an array no longer connected
+    drv = make_driver(tmp_path, server, run, monkeypatch)
+    assert drv.capabilities == {Capability.SNAPSHOT, Capability.METRICS}
+    assert "GET /api/2.56/protection-groups/targets" in server.calls()
+
+
 def test_a_write_is_not_retried_and_the_half_done_volume_is_cleaned_up(
     driver: pure.Pure, array: FakePure, server: ContractServer, run: Run
 ) -> None:
@@ -171,9 +185,42 @@ def test_the_contract_check_fails_a_deviating_request() -> None:
     assert check.check_request(Request("GET", "/api/2.57/volumes", {}, {}, None)) == ["no such path in the spec"]
 
 
-def test_array_metrics_of_a_volume_are_per_interval_with_units(driver: pure.Pure, array: FakePure) -> None:
+def test_array_metrics_of_a_volume_are_the_samples_of_the_window_oldest_first_with_units(driver: pure.Pure, array: FakePure) -> None:
     volume = driver.create_volume("vol0", 1 << 30)
-    samples = driver.volume_metrics(volume, start_ms=1763920000000, end_ms=1763920060000, resolution_ms=30000)
-    assert [s["read_iops"] for s in samples] == [2000, 2001] and samples[1]["write_latency_us"] == 220
-    assert array.performance_queries[-1]["resolution"] == ["30000"] and array.performance_queries[-1]["start_time"] == ["1763920000000"]
+    (name,) = array.volume_born_ms
+    now = datetime.now(UTC)
+    array.volume_born_ms[name] -= 10 * 60_000
+    start, end = now - timedelta(minutes=5), now - timedelta(minutes=1)
+    samples = driver.volume_metrics(volume, start, end)
+    query = array.performance_queries[-1]
+    assert query["resolution"] == ["30000"]  # the finest a volume has
+    assert query["start_time"] == [str(int(start.timestamp() * 1000))] and query["end_time"] == [str(int(end.timestamp() * 1000))]
+    assert 7 <= len(samples) <= 9 and all(start <= s.time <= end for s in samples)
+    assert [s.time for s in samples] == sorted(s.time for s in samples)
+    first = samples[0]
+    assert isinstance(first, ArraySample) and first.interval_s == 30.0
+    assert first.read_iops == 2000 + int(first.time.timestamp()) // 30 % 100 and first.write_iops == 1000.0
+    assert (first.read_latency_us, first.write_latency_us) == (180.0, 220.0)  # usec_per_read_op / usec_per_write_op
+    driver.teardown()
+
+
+def test_a_longer_window_asks_a_coarser_resolution(driver: pure.Pure, array: FakePure) -> None:
+    volume = driver.create_volume("vol0", 1 << 30)
+    (name,) = array.volume_born_ms
+    array.volume_born_ms[name] -= 3 * 86_400_000
+    now = datetime.now(UTC)
+    samples = driver.volume_metrics(volume, now - timedelta(days=2), now)  # 5760 samples at 30 s: 576 at 5 min
+    assert array.performance_queries[-1]["resolution"] == ["300000"] and {s.interval_s for s in samples} == {300.0}
+    assert pure.resolution_ms(now - timedelta(days=30), now) == 1_800_000
+    assert pure.resolution_ms(now - timedelta(days=9000), now) == 86_400_000  # beyond every step's MAX_SAMPLES: the coarsest
+    driver.teardown()
+
+
+def test_a_window_without_samples_is_no_data_not_zeros(driver: pure.Pure, array: FakePure) -> None:
+    volume = driver.create_volume("vol0", 1 << 30)  # created just now: no samples from before
+    now = datetime.now(UTC)
+    samples = driver.volume_metrics(volume, now - timedelta(minutes=30), now - timedelta(minutes=20))
+    assert samples == [] and samples_evidence(samples) is None and len(array.performance_queries) == 1
+    with pytest.raises(ValueError, match="not after the start"):
+        driver.volume_metrics(volume, now, now - timedelta(minutes=1))
     driver.teardown()
