@@ -17,7 +17,7 @@ import math
 import re
 from typing import Literal
 
-from iogate.metrics.histogram import Histogram
+from iogate.metrics.merge import merged_histogram
 from iogate.metrics.nodata import NoData
 from iogate.metrics.types import Dir, RunResult
 from iogate.metrics.windows import WindowStats
@@ -107,7 +107,8 @@ def bytes_per_s_of(source: Source, direction: str = "all") -> float | None:
 
 
 def latency_ns_of(source: Source, stat: str, direction: str = "all") -> float:
-    """Mean or pXX completion latency in ns; percentiles from merged fio bins.
+    """Mean or pXX completion latency in ns; percentiles from the merged histogram by its scheme's
+    exact rule (fio bins: fio's; vdbench buckets: the upper edge, math.inf in the open top bucket).
 
     Raises NoData ("no latency samples in window event (write)") when there is
     nothing to take it from: never a 0 ns that passes a bound.
@@ -123,9 +124,9 @@ def latency_ns_of(source: Source, stat: str, direction: str = "all") -> float:
         raise NoData(f"no latency samples in {_where(source, direction)}")
     if pct is None:
         return sum(t.clat.mean_ns * t.clat.samples for t in totals) / ios
-    merged = Histogram.merged(Histogram.from_json_bins(t.clat.bins) for t in totals)
-    if not merged.total:
-        raise NoData(f"no latency histogram bins in {_where(source, direction)} ({ios} I/Os without json+ bins)")
+    merged = merged_histogram(t.clat for t in totals)  # one bucket scheme only (iogate.metrics.latency)
+    if merged is None or not merged.total:
+        raise NoData(f"no latency histogram bins in {_where(source, direction)} ({ios} I/Os without a histogram)")
     return known(merged.percentile_ns(pct), f"{stat} latency in {_where(source, direction)}")
 
 

@@ -1,16 +1,36 @@
-"""Merge per-job Direction records into a total: sums and exact histogram sums."""
+"""Merge per-job Direction records into a total: sums and exact histogram sums.
+
+Histograms merge only within one bucket scheme (iogate.metrics.latency): fio
+bins with fio bins, vdbench buckets with the same vdbench edges; anything else
+raises HistogramSchemeMismatch (a NoData naming both schemes).
+"""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
-from iogate.metrics.histogram import Histogram
+from iogate.metrics.latency import LatencyHistogram
 from iogate.metrics.types import Dir, Direction, LatencyStats
 
 
+def merged_histogram(parts: Iterable[LatencyStats]) -> LatencyHistogram | None:
+    """The bucket-wise sum of the histograms of every part with samples.
+
+    None when no part has samples, or when one with samples has no histogram:
+    a sum missing a part's I/Os would be a percentile of the others only.
+    """
+    histograms = []
+    for part in parts:
+        if part.samples:
+            if part.histogram is None:
+                return None
+            histograms.append(part.histogram)
+    return LatencyHistogram.merged(histograms)
+
+
 def merge_latency(parts: Sequence[LatencyStats]) -> LatencyStats:
-    """Pooled min/max/mean/stddev (weighted by sample count) and summed bins."""
+    """Pooled min/max/mean/stddev (weighted by sample count) and summed histograms (merged_histogram)."""
     parts = [p for p in parts if p.samples]
     if not parts:
         return LatencyStats()
@@ -18,14 +38,13 @@ def merge_latency(parts: Sequence[LatencyStats]) -> LatencyStats:
     mean = sum(p.mean_ns * p.samples for p in parts) / n
     # Pooled variance: within-part variance plus the spread of part means.
     var = sum(p.samples * (p.stddev_ns**2 + (p.mean_ns - mean) ** 2) for p in parts) / n
-    bins = Histogram.merged(Histogram.from_json_bins(p.bins) for p in parts).to_json_bins()
     return LatencyStats(
         min_ns=min(p.min_ns for p in parts),
         max_ns=max(p.max_ns for p in parts),
         mean_ns=mean,
         stddev_ns=math.sqrt(var),
         samples=n,
-        bins=bins,
+        histogram=merged_histogram(parts),
     )
 
 

@@ -11,6 +11,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from iogate.metrics.latency import LatencyHistogram
+
 
 class Dir(StrEnum):
     READ = "read"
@@ -20,15 +22,27 @@ class Dir(StrEnum):
 
 @dataclass(frozen=True)
 class LatencyStats:
-    """Completion (or total) latency of one direction, in nanoseconds."""
+    """Completion (or total) latency of one direction, in nanoseconds.
+
+    `histogram` carries its own bucket scheme (iogate.metrics.latency): fio's
+    json+ bins (FIO_BINS) or vdbench's buckets; None when the engine gave none.
+    Its counts need not equal `samples`: vdbench's histogram counts the warmup
+    too (its `covers` says so).
+    """
 
     min_ns: float = 0.0
     max_ns: float = 0.0
     mean_ns: float = 0.0
     stddev_ns: float = 0.0
     samples: int = 0
-    # fio's json+ histogram: bin value in ns -> count (see iogate.metrics.histogram).
-    bins: Mapping[int, int] = field(default_factory=dict)
+    histogram: LatencyHistogram | None = None
+
+    @property
+    def bins(self) -> Mapping[int, int]:
+        """fio's json+ view (bin midpoint ns -> count) for fio-only callers; {} without a histogram.
+
+        A histogram of another scheme raises HistogramSchemeMismatch (a NoData): it has no fio bins."""
+        return {} if self.histogram is None else self.histogram.to_fio_json_bins()
 
 
 @dataclass(frozen=True)

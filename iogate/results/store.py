@@ -10,6 +10,7 @@ string comparison in SQL.
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Mapping
@@ -21,7 +22,6 @@ from typing import Any
 import iogate
 from iogate.errors import IOGateError
 from iogate.lab.secrets import redact  # verdict details may quote an error or hook output
-from iogate.metrics.histogram import Histogram
 from iogate.metrics.types import Dir, RunResult
 from iogate.verdict import Verdict
 
@@ -70,13 +70,15 @@ def metrics_from_run(result: RunResult) -> Metrics:
         total = result.total(direction)
         if not total.active:
             continue
-        bins = Histogram.from_json_bins(total.clat.bins)
+        hist = total.clat.histogram
+        p99 = hist.percentile_ns(99.0) if hist is not None and hist.total else None
         metrics[str(direction)] = {
             "iops": total.iops,
             "bw_bytes_per_s": total.bw_bytes_per_s,
             "mean_ns": total.clat.mean_ns if total.clat.samples else None,
-            # From merged histogram bins, never an average of per-job percentiles; None when there are none.
-            "p99_ns": bins.percentile_ns(99.0) if bins.total else None,
+            # From merged histogram bins, never an average of per-job percentiles; None when there are none,
+            # and None for vdbench's open-ended top bucket (no finite p99: a stored inf breaks JSON and deltas).
+            "p99_ns": p99 if p99 is not None and math.isfinite(p99) else None,
         }
     return metrics
 

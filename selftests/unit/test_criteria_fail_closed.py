@@ -30,13 +30,13 @@ T0 = 1_795_600_000_000
 
 
 def real_run(strip: str = "") -> RunResult:
-    """randrw.json (2 jobs, reads and writes); strip="bins" drops the json+ bins, "clat" every latency figure."""
+    """randrw.json (2 jobs, reads and writes); strip="bins" drops the json+ histogram, "clat" every latency figure."""
     data = load_json((DATA / "randrw.json").read_text(), "randrw.json")
     jobs = []
     for job in parse_jobs(data, "localhost"):
         directions = {}
         for d, part in job.directions.items():
-            clat = LatencyStats() if strip == "clat" else dataclasses.replace(part.clat, bins={}) if strip == "bins" else part.clat
+            clat = LatencyStats() if strip == "clat" else dataclasses.replace(part.clat, histogram=None) if strip == "bins" else part.clat
             directions[d] = dataclasses.replace(part, clat=clat)
         jobs.append(JobResult(job.name, job.host, directions))
     return RunResult("randrw", tuple(jobs), Series(), 0, 0)

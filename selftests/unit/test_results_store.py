@@ -9,6 +9,7 @@ import pytest
 
 import iogate
 from iogate.metrics.histogram import Histogram, index_to_value_ns, value_to_index
+from iogate.metrics.latency import LatencyHistogram
 from iogate.metrics.types import Dir, Direction, JobResult, LatencyStats, RunResult, Series
 from iogate.results.store import ResultsStore, RunPoint, StoreError, canonical_params, metrics_from_run
 from iogate.verdict import Unit, Verdict
@@ -77,7 +78,7 @@ def _direction(direction: Dir, ios: int, latencies_ns: list[int]) -> Direction:
     return Direction(dir=direction, ios=ios, io_bytes=ios * 4096, runtime_ms=1000, iops=float(ios),
                      bw_bytes_per_s=ios * 4096.0,
                      clat=LatencyStats(mean_ns=sum(latencies_ns) / len(latencies_ns), samples=len(latencies_ns),
-                                       bins=bins.to_json_bins()))
+                                       histogram=LatencyHistogram.from_fio(bins)))
 
 
 def test_metrics_from_run_merge_jobs_and_take_p99_from_merged_bins() -> None:

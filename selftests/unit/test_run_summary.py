@@ -7,6 +7,7 @@ from iogate.arrays.base import Volume
 from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec, plan_params
 from iogate.hosts.connectors.base import Connection
 from iogate.lab import DeviceIdentity
+from iogate.metrics.latency import LatencyHistogram
 from iogate.metrics.summary import summary
 from iogate.metrics.types import Dir, Direction, JobResult, LatencyStats, RunResult, Series
 
@@ -17,7 +18,8 @@ BIN_2MS = 2_007_040
 
 
 def direction(d: Dir, ios: int, iops: float, mean_ns: float, bin_ns: int) -> Direction:
-    return Direction(d, ios=ios, iops=iops, clat=LatencyStats(mean_ns=mean_ns, samples=ios, bins={bin_ns: ios}))
+    return Direction(d, ios=ios, iops=iops, clat=LatencyStats(mean_ns=mean_ns, samples=ios,
+                                                                   histogram=LatencyHistogram.from_fio_json_bins({bin_ns: ios})))
 
 
 def run(*jobs: JobResult) -> RunResult:

@@ -19,6 +19,7 @@ from iogate.errors import LabFileError
 from iogate.hosts.connectors.base import Connection
 from iogate.lab import DeviceIdentity
 from iogate.metrics.histogram import Histogram
+from iogate.metrics.latency import LatencyHistogram
 from iogate.metrics.types import Dir, Direction, JobResult, LatencyStats, RunResult, Series
 from iogate.procedures import scaling
 from iogate.procedures.scaling import Step, StepResult
@@ -29,9 +30,9 @@ HOSTS = ["h1", "h2", "h3", "h4"]
 
 
 def job(name: str, host: str, iops: float, bs_bytes: int = MIB, latency_ns: int = 1_000_000, ios: int = 1000) -> JobResult:
-    bins = Histogram.from_latencies_ns([latency_ns] * ios).to_json_bins()
+    hist = LatencyHistogram.from_fio(Histogram.from_latencies_ns([latency_ns] * ios))
     read = Direction(Dir.READ, ios=ios, io_bytes=ios * bs_bytes, iops=iops, bw_bytes_per_s=iops * bs_bytes,
-                     clat=LatencyStats(mean_ns=latency_ns, samples=ios, bins=bins))
+                     clat=LatencyStats(mean_ns=latency_ns, samples=ios, histogram=hist))
     return JobResult(name, host, {Dir.READ: read, Dir.WRITE: Direction(Dir.WRITE), Dir.TRIM: Direction(Dir.TRIM)})
 
 

@@ -41,9 +41,9 @@ from iogate.errors import EngineError, HostError
 from iogate.hosts.guard import Guard, distinct
 from iogate.hosts.initiator import Initiator
 from iogate.hosts.preflight import fio_server_address
-from iogate.metrics.histogram import Histogram
 from iogate.metrics.hostcpu import cpu_pct_per_kiops
 from iogate.metrics.merge import merge_directions
+from iogate.metrics.nodata import NoData
 from iogate.metrics.types import Dir, Direction, JobResult, JobSpan, RunResult, Series
 from iogate.run import Run
 from iogate.run.resources import release
@@ -99,7 +99,10 @@ class ClusterResult:
 
     def percentile_ns(self, direction: Dir | str, pct: float) -> float:
         """Cluster completion-latency percentile from the merged bins (never averaged percentiles)."""
-        return Histogram.from_json_bins(self.total(direction).clat.bins).percentile_ns(pct)
+        histogram = self.total(direction).clat.histogram
+        if histogram is None:
+            raise NoData(f"no latency histogram for {direction}: p{pct:g} of the cluster")
+        return histogram.percentile_ns(pct)
 
 
 # -- json+ -> per-host records (pure; what the 64-host benchmark times) ------------------------

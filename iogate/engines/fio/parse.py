@@ -17,10 +17,13 @@ from typing import Any
 
 from iogate.errors import EngineError
 from iogate.metrics.histogram import PLAT_NR
+from iogate.metrics.latency import LatencyHistogram
 from iogate.metrics.merge import merge_directions
 from iogate.metrics.types import Dir, Direction, HistSample, JobResult, JobSpan, LatencyStats, Sample
 
 _DDIR = {0: Dir.READ, 1: Dir.WRITE, 2: Dir.TRIM}
+# What fio's json+ bins count: fio resets its statistics after ramp_time, so the measured phase only.
+FIO_COVERS = "fio json+ bins: every completion of the measured phase (after ramp_time)"
 _LOG_NAME = re.compile(r"^(?P<job>.+)_(?P<kind>iops|clat|clat_hist)\.(?P<n>\d+)\.log$")
 
 
@@ -57,8 +60,18 @@ def _latency(raw: Mapping[str, Any] | None) -> LatencyStats:
         mean_ns=float(raw["mean"]),
         stddev_ns=float(raw["stddev"]),
         samples=int(raw["N"]),
-        bins={int(k): int(v) for k, v in raw.get("bins", {}).items()},
+        histogram=_histogram(raw.get("bins")),
     )
+
+
+def _histogram(bins: Mapping[str, Any] | None) -> LatencyHistogram | None:
+    """json+ bins as a FIO_BINS histogram (None without json+ bins: plain json, or lat_ns)."""
+    if bins is None:
+        return None
+    try:
+        return LatencyHistogram.from_fio_json_bins({k: int(v) for k, v in bins.items()}, covers=FIO_COVERS)
+    except ValueError as exc:
+        raise EngineError(f"fio json+ bins: {exc}") from exc
 
 
 def parse_direction(direction: Dir, raw: Mapping[str, Any]) -> Direction:
