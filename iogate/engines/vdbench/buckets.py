@@ -12,11 +12,14 @@ warmup=2 counts exactly the sum over intervals 1..N, while the avg row covers
 per-interval flatfile figures do not.
 
 Percentile rule (exact, documented because buckets are coarse): for p in
-(0, 100], the rank is ceil(p/100 * N) (nearest rank, N = all I/Os); the p-th
-percentile lies in the first bucket whose cumulative count reaches that rank,
-and is reported as that bucket's *upper* edge: a bound the true value does not
-exceed, so a latency limit never passes on interpolation. In the open-ended
-last bucket the bound is infinite (math.inf). Zero I/Os is NoData.
+(0, 100], the rank is ceil(p/100 * N) (nearest rank, N = all I/Os, in exact
+rationals); the p-th percentile lies in the first bucket whose cumulative count
+reaches that rank, and is reported as that bucket's *upper* edge: a bound the
+true value does not exceed, so a latency limit never passes on interpolation.
+In the open-ended last bucket the bound is infinite (math.inf). Zero I/Os is
+NoData. The rule lives in iogate.metrics.latency (Buckets scheme), shared with
+every other histogram: `BucketHistogram.latency()` is this table as a
+LatencyHistogram in ns, which is what RunResults carry (outdir.py).
 """
 
 from __future__ import annotations
@@ -29,19 +32,22 @@ from pathlib import Path
 
 from iogate.engines.vdbench.source import Line, read_lines, run_label
 from iogate.errors import EngineError
+from iogate.metrics.latency import LatencyHistogram
 from iogate.metrics.nodata import NoData
+from iogate.units import ms_to_ns, ns_to_ms
 
 _ROW = re.compile(r"^\s*(\d+\.\d+)\s+<\s+(\d+\.\d+|max)\s+([\d,]+)\s+\d+\.\d+\s+\d+\.\d+")
 _COLUMNS = re.compile(r"^\s*min\(ms\)\s+<\s+max\(ms\)\s+count")
-# Section title -> which I/Os it counts.
-SECTIONS = {
-    "Reads and writes:": "all",
-    "Total of all requested operations:": "all",
-    "Reads:": "read",
-    "Writes:": "write",
-    "Only reads done for this workload:": "all",
-    "Only writes done for this workload:": "all",
+# Section title -> which I/Os it counts: "all", and the one direction of a one-direction workload.
+SECTIONS: dict[str, tuple[str, ...]] = {
+    "Reads and writes:": ("all",),
+    "Total of all requested operations:": ("all",),
+    "Reads:": ("read",),
+    "Writes:": ("write",),
+    "Only reads done for this workload:": ("all", "read"),
+    "Only writes done for this workload:": ("all", "write"),
 }
+ORIGIN = "vdbench histogram buckets"
 
 
 @dataclass(frozen=True)
@@ -59,19 +65,19 @@ class BucketHistogram:
     def total(self) -> int:
         return sum(self.counts)
 
+    def latency(self, covers: str = "") -> LatencyHistogram:
+        """This table as a LatencyHistogram: the same buckets with edges in ns (vdbench prints them
+        in ms to 3 decimals, i.e. whole microseconds, so the ns edges are exact integers)."""
+        edges = [e if math.isinf(e) else float(round(ms_to_ns(e))) for e in self.edges_ms]
+        return LatencyHistogram.of_buckets(edges, self.counts, origin=ORIGIN, covers=covers)
+
     def percentile_ms(self, pct: float, what: str = "histogram") -> float:
         """Upper edge of the bucket holding the nearest-rank p-th percentile (see module doc)."""
         if not 0 < pct <= 100:
             raise ValueError(f"percentile {pct} is not in (0, 100]")
         if self.total == 0:
             raise NoData(f"no I/O in vdbench {what}: no p{pct:g} latency")
-        rank = math.ceil(pct / 100 * self.total)
-        seen = 0
-        for upper, count in zip(self.edges_ms[1:], self.counts, strict=True):
-            seen += count
-            if seen >= rank:
-                return upper
-        raise AssertionError("cumulative count never reached the rank")  # total > 0 rules this out
+        return ns_to_ms(self.latency().percentile_ns(pct))
 
     def merged(self, other: BucketHistogram) -> BucketHistogram:
         """Counts added bucket by bucket; histograms with different edges are never merged."""
@@ -83,7 +89,7 @@ class BucketHistogram:
 @dataclass(frozen=True)
 class PointHistograms:
     label: str  # run_label() of the run point
-    sections: dict[str, BucketHistogram]  # "all" / "read" / "write"
+    sections: dict[str, BucketHistogram]  # "all" / "read" / "write" (a one-direction section is "all" and its direction)
 
 
 def parse_histograms(path: Path) -> list[PointHistograms]:
@@ -96,7 +102,9 @@ def parse_histograms(path: Path) -> list[PointHistograms]:
         if section is not None:
             if not points:
                 raise EngineError(f"{path}: histogram section {section!r} before any 'Starting RD=' line")
-            points[-1].sections[section] = _histogram(path, rows)
+            histogram = _histogram(path, rows)
+            for key in SECTIONS[section]:
+                points[-1].sections[key] = histogram
 
     for line in read_lines(path):
         text = line.text.strip()
@@ -107,7 +115,7 @@ def parse_histograms(path: Path) -> list[PointHistograms]:
             points.append(PointHistograms(label, {}))
         elif text in SECTIONS:
             close()
-            section, rows = SECTIONS[text], []
+            section, rows = text, []
         elif (match := _ROW.match(line.text)) is not None:
             if section is None:
                 raise line.fail("histogram row outside a section")

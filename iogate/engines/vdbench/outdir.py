@@ -2,8 +2,20 @@
 
 The flatfile gives every run point's intervals and vdbench's own average;
 summary.html names the points (rd + for-loop values); histogram.html gives the
-latency buckets; summary.html links the per-host, per-SD and per-WD reports;
-errorlog.html counts I/O and data-validation errors (they fail no_io_errors).
+latency buckets; summary.html links the per-host, per-SD and per-WD reports
+(each WD's buckets are in <wd>.histogram.html); errorlog.html counts I/O and
+data-validation errors (they fail no_io_errors).
+
+Latency percentiles: every job direction of a RunResult carries vdbench's
+bucket histogram of that WD (or of the whole point when there is one WD) as a
+LatencyHistogram in vdbench's own bucket scheme (buckets.py: upper edge of the
+nearest-rank bucket, math.inf in the open top bucket). Those counts cover
+*every interval of the run point, warmup and ramp included*, while the IOPS and
+mean latency beside them cover the judged window only; the histogram's
+`covers` says so, naming the intervals of both. vdbench writes no per-interval
+histogram, so no window of it exists. A direction vdbench printed no section
+for (a file-system run splits no reads from writes) has no histogram: its
+percentiles are NoData, never a guess.
 """
 
 from __future__ import annotations
@@ -14,12 +26,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from iogate.engines.vdbench import errorlog
-from iogate.engines.vdbench.buckets import BucketHistogram, parse_histograms
+from iogate.engines.vdbench.buckets import BucketHistogram, PointHistograms, parse_histograms
 from iogate.engines.vdbench.flatfile import FlatPoint, Stats, parse_flatfile, stats
 from iogate.engines.vdbench.reports import ReportPoint, is_file_system, parse_report
 from iogate.engines.vdbench.source import Line, read_lines, run_label
 from iogate.engines.vdbench.window import Aggregate, aggregate_rows, aggregate_stats, window
 from iogate.errors import EngineError
+from iogate.metrics.latency import LatencyHistogram
 from iogate.metrics.types import Dir, Direction, JobResult, LatencyStats, RunResult, Sample, Series
 from iogate.units import mib_per_s_to_bytes_per_s, ms_to_ns
 
@@ -51,6 +64,7 @@ class Point:
     histograms: dict[str, BucketHistogram]  # "all" / "read" / "write"
     reports: dict[str, dict[str, Windowed]] = field(default_factory=dict)  # kind ("sd"/"wd"/"host") -> name
     report_points: dict[str, dict[str, tuple[Path, ReportPoint]]] = field(default_factory=dict)  # the same, unwindowed
+    wd_histograms: dict[str, dict[str, BucketHistogram]] = field(default_factory=dict)  # wd -> its <wd>.histogram.html sections
 
     def window_from(self, first: int) -> tuple[Aggregate, dict[str, dict[str, Windowed]]]:
         """The point over intervals first..last (vdbench's last) instead of vdbench's own window."""
@@ -98,6 +112,7 @@ def parse_outdir(path: Path) -> Output:
         raise EngineError(f"{path / 'histogram.html'}: run points {[h.label for h in hist]} differ from summary.html's {labels}")
     file_system = is_file_system(summary)
     linked = {} if file_system else _linked_reports(path, summary)
+    wd_hist = {wd: _wd_histograms(path / f"{wd}.histogram.html", labels) for wd in linked.get("wd", {})}
     points = []
     for index, (label, point) in enumerate(zip(labels, flat, strict=True)):
         if not label.split(" ")[0] == point.run:
@@ -108,9 +123,20 @@ def parse_outdir(path: Path) -> Output:
                for kind, named in linked.items()}
         reports = {kind: {name: _report_window(p, rp, total.first, total.last) for name, (p, rp) in named.items()}
                    for kind, named in raw.items()}
-        points.append(Point(label, point, total, hist[index].sections, reports, raw))
+        points.append(Point(label, point, total, hist[index].sections, reports, raw,
+                            {wd: per_point[index].sections for wd, per_point in wd_hist.items() if per_point}))
     return Output(path, tuple(points), tuple(errorlog.error_lines(path / "errorlog.html")),
                   _interval_s(path / "parmfile.html"), file_system)
+
+
+def _wd_histograms(path: Path, labels: list[str]) -> list[PointHistograms]:
+    """A WD's own histogram file, one entry per run point ([] when vdbench wrote none)."""
+    if not path.is_file():
+        return []
+    points = parse_histograms(path)
+    if [p.label for p in points] != labels:
+        raise EngineError(f"{path}: run points {[p.label for p in points]} differ from summary.html's {labels}")
+    return points
 
 
 def _linked_reports(path: Path, summary: Path) -> dict[str, dict[str, list[ReportPoint]]]:
@@ -172,14 +198,21 @@ def to_run_result(output: Output, point: Point, host: str, job_names: dict[str, 
     interval_ms = output.interval_s * 1000
     rows = point.flat.intervals
     window_rows = rows[first - 1:last]
-    per_job = reports.get("wd") or {point.rd: Windowed(total, tuple(stats(r) for r in window_rows))}
+    wd_reports = reports.get("wd")
+    per_job = wd_reports or {point.rd: Windowed(total, tuple(stats(r) for r in window_rows))}
     jobs = []
     samples: list[Sample] = []
     for index, (wd, windowed) in enumerate(sorted(per_job.items())):
         name = (job_names or {}).get(wd, wd)
         job_host = (job_hosts or {}).get(wd, host)
         errors = output_errno(output) if index == 0 else 0
-        jobs.append(_job(name, job_host, windowed.aggregate, output.interval_s, errors))
+        if wd_reports:
+            sections, source = point.wd_histograms.get(wd, {}), output.path / f"{wd}.histogram.html"
+        else:
+            sections, source = point.histograms, output.path / "histogram.html"
+        histograms = _latency_histograms(sections, source, f"workload {wd}" if wd_reports else "every workload",
+                                         point, first, last)
+        jobs.append(_job(name, job_host, windowed.aggregate, output.interval_s, errors, histograms))
         # Interval times from the flatfile: the reports print the time of day only.
         for row, s in zip(window_rows, windowed.intervals, strict=True):
             for direction, iops, resp_ms in ((Dir.READ, s.read_iops, s.read_resp_ms),
@@ -230,7 +263,19 @@ def stopped_by_errors(out_dir: Path, errors: list[Line], job_names: list[str], j
                      artifacts={"vdbench output": str(out_dir), "vdbench errorlog": str(out_dir / "errorlog.html")})
 
 
-def _job(name: str, host: str, aggregate: Aggregate, interval_s: int, errors: int) -> JobResult:
+def _latency_histograms(sections: dict[str, BucketHistogram], source: Path, who: str, point: Point,
+                        first: int, last: int) -> dict[Dir, LatencyHistogram]:
+    """Each direction's vdbench buckets as a LatencyHistogram whose `covers` says what they count."""
+    intervals = len(point.flat.intervals)
+    span = (f"intervals 1-{intervals}, the judged window" if (first, last) == (1, intervals) else
+            f"intervals 1-{intervals}, warmup included (the judged window is intervals {first}-{last})")
+    return {direction: sections[direction.value].latency(
+                f"vdbench {source.name}: every {direction} I/O of {who} in run point {point.label!r}, {span}")
+            for direction in (Dir.READ, Dir.WRITE) if direction.value in sections}
+
+
+def _job(name: str, host: str, aggregate: Aggregate, interval_s: int, errors: int,
+         histograms: dict[Dir, LatencyHistogram] | None = None) -> JobResult:
     s: Stats = aggregate.stats
     runtime_ms = aggregate.intervals * interval_s * 1000
     seconds = runtime_ms / 1000
@@ -239,7 +284,7 @@ def _job(name: str, host: str, aggregate: Aggregate, interval_s: int, errors: in
         ios = round(iops * seconds)
         share = iops / s.iops if s.iops else 0.0
         bw = mib_per_s_to_bytes_per_s(mb if mb is not None else s.mb_per_s * share)
-        latency = LatencyStats(mean_ns=ms_to_ns(resp_ms), samples=ios)
+        latency = LatencyStats(mean_ns=ms_to_ns(resp_ms), samples=ios, histogram=(histograms or {}).get(d))
         return Direction(d, ios=ios, io_bytes=round(bw * seconds), runtime_ms=runtime_ms if ios else 0, iops=iops,
                          bw_bytes_per_s=bw, clat=latency, lat=latency)
 
