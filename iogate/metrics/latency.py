@@ -160,25 +160,31 @@ class LatencyHistogram:
 
     @classmethod
     def merged(cls, parts: Iterable[LatencyHistogram]) -> LatencyHistogram | None:
-        """Bucket-wise sum of histograms of one scheme (None for no parts); refuses mixed schemes."""
-        total: LatencyHistogram | None = None
+        """Bucket-wise sum of histograms of one scheme (None for no parts); refuses mixed schemes.
+
+        `covers` of the sum lists each part's distinct `covers` once, in order."""
+        first: LatencyHistogram | None = None
+        counts: dict[int, int] = {}
+        covers: dict[str, None] = {}
         for part in parts:
-            total = part if total is None else total.merge(part)
-        return total
+            if first is None:
+                first = part
+            elif part.scheme != first.scheme:
+                what = "different bucket edges" if type(part.scheme) is type(first.scheme) else "different bucket schemes"
+                raise HistogramSchemeMismatch(
+                    f"latency histograms with {what} cannot be merged exactly: {first.scheme.describe()} and "
+                    f"{part.scheme.describe()}")
+            for index, count in part.counts.items():
+                counts[index] = counts.get(index, 0) + count
+            if part.covers:
+                covers[part.covers] = None
+        return None if first is None else LatencyHistogram(first.scheme, counts, "; ".join(covers))
 
     def merge(self, other: LatencyHistogram) -> LatencyHistogram:
         """Counts added bucket by bucket; HistogramSchemeMismatch (naming both schemes) across schemes."""
-        if self.scheme != other.scheme:
-            what = "different bucket edges" if type(self.scheme) is type(other.scheme) else "different bucket schemes"
-            raise HistogramSchemeMismatch(
-                f"latency histograms with {what} cannot be merged exactly: {self.scheme.describe()} and "
-                f"{other.scheme.describe()}")
-        counts = dict(self.counts)
-        for index, count in other.counts.items():
-            counts[index] = counts.get(index, 0) + count
-        covers = self.covers if other.covers in ("", self.covers) else (
-            other.covers if not self.covers else f"{self.covers}; {other.covers}")
-        return LatencyHistogram(self.scheme, counts, covers)
+        merged = LatencyHistogram.merged((self, other))
+        assert merged is not None
+        return merged
 
     # -- reading ---------------------------------------------------------------------------------
 
