@@ -10,6 +10,8 @@ import math
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from criteria import latency_bound
 from criteria.common import latency_ns_of
@@ -142,3 +144,24 @@ def test_fio_json_bins_of_a_bucket_histogram_are_refused() -> None:
     stats = LatencyStats(samples=100, histogram=buckets(60, 30, 9, 1))
     with pytest.raises(HistogramSchemeMismatch, match="fio bins asked of vdbench histogram buckets"):
         _ = stats.bins
+
+
+# -- properties: the bucket rule against a brute-force sort -----------------------------------
+
+@settings(max_examples=150, deadline=None)
+@given(latencies=st.lists(st.integers(min_value=0, max_value=900_000), min_size=1, max_size=200),
+       hundredths=st.integers(min_value=1, max_value=10_000), split=st.integers(min_value=0, max_value=200))
+def test_bucket_percentile_is_the_upper_edge_of_the_nearest_rank_samples_bucket(
+        latencies: list[int], hundredths: int, split: int) -> None:
+    """p = hundredths / 100 (1 -> p0.01 ... 10000 -> p100); rank = ceil(hundredths * N / 10000) in integers."""
+
+    def hist(values: list[int]) -> LatencyHistogram:
+        return buckets(*(sum(1 for v in values if EDGES[i] <= v < EDGES[i + 1]) for i in range(4)))
+
+    whole = hist(latencies)
+    rank = -(-hundredths * len(latencies) // 10_000)
+    sample = sorted(latencies)[rank - 1]
+    upper = next(EDGES[i + 1] for i in range(4) if EDGES[i] <= sample < EDGES[i + 1])
+    assert whole.percentile_ns(hundredths / 100) == upper >= sample  # a bound the true value does not exceed
+    cut = split % (len(latencies) + 1)
+    assert LatencyHistogram.merged([hist(latencies[:cut]), hist(latencies[cut:])]) == whole
