@@ -167,7 +167,7 @@ class SizeMix:
             raise ValueError(f"block size mix {self}: shares add up to {total} %, not 100")
 
     def __str__(self) -> str:
-        """fio's bssplit spelling, which the report shows: "4k/50:64k/50"."""
+        """The catalogs' spelling, which the report shows: "4k/50:64k/50"."""
         return ":".join(f"{format_size(size)}/{pct}" for size, pct in self.parts)
 
 
