@@ -151,11 +151,18 @@ def test_ioengine_and_log_averaging_are_fio_settings_not_the_workload() -> None:
 
 def test_mixed_size_job_file_text() -> None:
     workload = WorkloadSpec("mix", read_pct=70, random_pct=100, bs=SizeMix(((4096, 50), (65536, 50))), iodepth=4,
-                            size=Extent.of_bytes(64 << 20), runtime_s=5, rate_iops=100, rate_process=RateProcess.LINEAR)
+                            size=Extent.of_bytes(64 << 20), runtime_s=5)
     text = render([JobSpec("vm1", workload, TARGET)], "/logs")
     job = text.split("[vm1]\n")[1].splitlines()
     assert job == [
         "ioengine=libaio", "filename=/dev/loop9", "rw=randrw", "rwmixread=70", "bssplit=4k/50:64k/50", "iodepth=4",
-        "size=64m", "time_based=1", "runtime=5", "rate_iops=70,30", "rate_process=linear",
+        "size=64m", "time_based=1", "runtime=5",
         "write_iops_log=/logs/vm1", "write_lat_log=/logs/vm1", "write_hist_log=/logs/vm1",
     ]
+
+
+def test_fio_refuses_a_rate_on_a_size_mix_it_would_run_8_5_times_slower() -> None:
+    """fio caps a mix at rate_iops x the smallest size in bytes/s: 4k/50:64k/50 averages 34816 bytes, 8.5 x 4096."""
+    with pytest.raises(Unsupported, match=r"fio: workload w: rate_iops=100 with block size mix 4k/50:64k/50: .* \(4k\) .* "
+                                          r"8\.5x fewer I/Os than asked"):
+        options(bs=SizeMix(((4096, 50), (65536, 50))), rate_iops=100)

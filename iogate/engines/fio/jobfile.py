@@ -1,7 +1,9 @@
 """Render a RunPlan's jobs (those of one host) as a fio job file, from the workload's typed fields.
 
-fio cannot express RateProcess.UNIFORM (fio 3.33 has rate_process=linear|poisson only): refused
-with Unsupported naming the workload and the field.
+Refused with Unsupported naming the workload and the field: RateProcess.UNIFORM (fio 3.33 has
+rate_process=linear|poisson only), and rate_iops with a block size mix: fio turns rate_iops into a
+byte rate at the mix's smallest size, so 200 IOPS of 4k/50:64k/50 ran at 200 x 4 KiB a second =
+27 IOPS (measured: selftests/integration/test_fio_typed_workload.py).
 """
 
 from __future__ import annotations
@@ -70,6 +72,12 @@ def _rate(workload: WorkloadSpec) -> dict[str, str]:
     if process is None:
         raise Unsupported(f"fio: workload {workload.name}: rate_process={workload.rate_process}: fio spaces a rate's "
                           f"I/Os only {' or '.join(RATE_PROCESSES.values())}")
+    if isinstance(workload.bs, SizeMix):
+        smallest = min(size for size, _ in workload.bs.parts)
+        mean = sum(size * pct for size, pct in workload.bs.parts) / 100
+        raise Unsupported(f"fio: workload {workload.name}: rate_iops={workload.rate_iops} with block size mix {workload.bs}: fio "
+                          f"caps a mix at rate_iops x its smallest size ({format_size(smallest)}) in bytes a second, "
+                          f"{mean / smallest:.1f}x fewer I/Os than asked")
     split = rate_split(workload.rate_iops, workload.read_pct, verify_reads=workload.verify is not None)
     return {"rate_iops": split, "rate_process": process}
 
