@@ -16,7 +16,7 @@ from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
 @allure.feature("baseline")
 @allure.story("4 KiB random 70/30 on the lab's volumes")
 def test_baseline(lab, prefilled, connect, measure, judge, profile, spec):
-    workload = WorkloadSpec("rand70-4k", read_pct=70, random_pct=100, bs="4k", iodepth=8,
+    workload = WorkloadSpec("rand70-4k", read_pct=70, random_pct=100, bs=4 << 10, iodepth=8,
                             runtime_s=profile.runtime_s, ramp_s=profile.ramp_s)
     allure.dynamic.parameter("protocol", lab.baseline)
     for key, value in workload.params().items():

@@ -29,7 +29,7 @@ from criteria.events_family import event_checks, event_verdicts
 from criteria.families import DEDUPE
 from fixtures.events import attach_rise, attach_timeline, filled_volume, skip_without
 from iogate.arrays.base import Capability
-from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
+from iogate.engines.workload import Extent, JobSpec, RateProcess, RunPlan, WorkloadSpec, parse_block_size
 from iogate.events.load import phase_s, phased_runtime_s, scaled_iops, verify_region
 from iogate.events.model import Event
 from iogate.metrics.windows import WindowStats, event_windows, window_stats
@@ -51,7 +51,7 @@ VOLUME_MIB = VERIFY_OFFSET_MIB + REGION_MIB
 def datastore(lab, array, volume_factory, connect, engine):  # type: ignore[no-untyped-def]
     """The VMs' datastore, filled in random order with 50 % duplicate 64 KiB blocks."""
     skip_without(array, lab, Capability.DEDUPE)
-    fill = WorkloadSpec("fill", read_pct=0, random_pct=100, bs=DEDUPE_BLOCK, iodepth=8, time_based=False, runtime_s=0,
+    fill = WorkloadSpec("fill", read_pct=0, random_pct=100, bs=parse_block_size(DEDUPE_BLOCK), iodepth=8, time_based=False, runtime_s=0,
                         dedupe_pct=50)
     return filled_volume(lab, volume_factory, connect, engine, "events-dedupe", f"{VOLUME_MIB}MiB", plan_name="dedupe-fill",
                          fill=fill, how=f"random-order {DEDUPE_BLOCK} writes, 50 % duplicate blocks")
@@ -61,11 +61,12 @@ def tile_jobs(lab, connection, runtime_s: float, ramp_s: float) -> tuple[JobSpec
     jobs = []
     for index, (name, (bs, random_pct, read_pct, full_target)) in enumerate(VMS.items()):
         target = scaled_iops(lab, full_target)
-        workload = WorkloadSpec(f"vm-{name}", read_pct=read_pct, random_pct=random_pct, bs=bs, iodepth=4,
-                                offset=f"{index * REGION_MIB}m", size=f"{REGION_MIB}m", runtime_s=runtime_s, ramp_s=ramp_s,
-                                rate_iops=target, dedupe_pct=50, extra={"rate_process": "linear"}, until_stopped=True)
+        workload = WorkloadSpec(f"vm-{name}", read_pct=read_pct, random_pct=random_pct, bs=parse_block_size(bs), iodepth=4,
+                                offset=Extent.of_bytes(index * REGION_MIB << 20), size=Extent.of_bytes(REGION_MIB << 20),
+                                runtime_s=runtime_s, ramp_s=ramp_s, rate_iops=target, rate_process=RateProcess.LINEAR, dedupe_pct=50,
+                                until_stopped=True)
         jobs.append(JobSpec(name, workload, connection, target_iops=target))
-    verify = verify_region(connection, offset=f"{VERIFY_OFFSET_MIB}m", size=f"{REGION_MIB}m", runtime_s=runtime_s, ramp_s=ramp_s,
+    verify = verify_region(connection, offset=VERIFY_OFFSET_MIB << 20, size=REGION_MIB << 20, runtime_s=runtime_s, ramp_s=ramp_s,
                            iops=scaled_iops(lab, 100))
     return (*jobs, verify)
 

@@ -27,13 +27,13 @@ from criteria.events_family import event_checks, event_verdicts
 from criteria.families import MIRROR_BACKEND_WRITE, MIRROR_FRONTEND_WRITE, REPLICA
 from fixtures.events import attach_rise, attach_timeline, filled_volume
 from iogate.arrays.base import Capability
-from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
+from iogate.engines.workload import Extent, JobSpec, RunPlan, WorkloadSpec
 from iogate.events.load import phase_s, phased_runtime_s, scaled_iops, verify_region
 from iogate.events.model import Event
 
 VOLUME_SIZE = "256MiB"
 LOAD_REGION = "224m"
-VERIFY_REGION = ("224m", "32m")  # (offset, size)
+VERIFY_REGION = (224 << 20, 32 << 20)  # (offset, size) in bytes
 # case: (working set, prefix of its events-family checks, published drop)
 MIRROR_CASES = {
     "frontend_write": ("8m", MIRROR_FRONTEND_WRITE, "50 %"),
@@ -48,8 +48,8 @@ def verify_job(lab, connection, runtime_s: float, ramp_s: float):  # type: ignor
 
 
 def write_load(name: str, working_set: str, runtime_s: float, ramp_s: float) -> WorkloadSpec:
-    return WorkloadSpec(name, read_pct=0, random_pct=100, bs="4k", iodepth=8, size=working_set, runtime_s=runtime_s, ramp_s=ramp_s,
-                        until_stopped=True)
+    return WorkloadSpec(name, read_pct=0, random_pct=100, bs=4 << 10, iodepth=8, size=Extent.parse(working_set), runtime_s=runtime_s,
+                        ramp_s=ramp_s, until_stopped=True)
 
 
 @pytest.fixture(scope="module")

@@ -38,9 +38,9 @@ from iogate.procedures import scaling
 
 # The VAST-style schedule, one workload per line (runtime and ramp come from the run profile).
 SCHEDULE = (
-    WorkloadSpec("seqread-1m", read_pct=100, random_pct=0, bs="1m", numjobs=1, iodepth=8),
-    WorkloadSpec("seqwrite-1m", read_pct=0, random_pct=0, bs="1m", numjobs=1, iodepth=8),
-    WorkloadSpec("randread-4k", read_pct=100, random_pct=100, bs="4k", numjobs=1, iodepth=16),
+    WorkloadSpec("seqread-1m", read_pct=100, random_pct=0, bs=1 << 20, numjobs=1, iodepth=8),
+    WorkloadSpec("seqwrite-1m", read_pct=0, random_pct=0, bs=1 << 20, numjobs=1, iodepth=8),
+    WorkloadSpec("randread-4k", read_pct=100, random_pct=100, bs=4 << 10, numjobs=1, iodepth=16),
 )
 # The data-path measure is a bandwidth figure: large sequential reads on every host at once.
 DATAPATH_WORKLOAD = SCHEDULE[0]

@@ -26,13 +26,13 @@ from criteria.families import SNAPSHOT
 from criteria.spec import Check, FamilySpec
 from fixtures.events import attach_rise, attach_timeline, filled_volume, skip_without
 from iogate.arrays.base import Capability
-from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
+from iogate.engines.workload import Extent, JobSpec, RunPlan, WorkloadSpec
 from iogate.events.load import phase_s, phased_runtime_s, scaled_iops, verify_region
 from iogate.events.model import Event
 
 VOLUME_SIZE = "256MiB"
 LOAD_REGION = "224m"  # the load's part of the volume; the rest is the verify region
-VERIFY_REGION = ("224m", "32m")  # (offset, size)
+VERIFY_REGION = (224 << 20, 32 << 20)  # (offset, size) in bytes
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ def test_snapshot_impact(case: Case, snapshot_volume, lab, during_load, judge, p
     # Three phases of at least 4 s: one-second IOPS of an unthrottled load swing, a window must average them.
     phase = phase_s(profile)
     runtime_s = phased_runtime_s(phase, profile)
-    load = WorkloadSpec(f"snap-{case.name}", read_pct=case.read_pct, random_pct=100, bs="4k", iodepth=8, size=case.size,
+    load = WorkloadSpec(f"snap-{case.name}", read_pct=case.read_pct, random_pct=100, bs=4 << 10, iodepth=8, size=Extent.parse(case.size),
                         runtime_s=runtime_s, ramp_s=profile.ramp_s, until_stopped=True)
     allure.dynamic.title(f"snapshot impact: {case.name.replace('_', ' ')}")
     allure.dynamic.parameter("case", case.name)

@@ -14,7 +14,7 @@ import subprocess
 import time
 
 from iogate.arrays.local import LocalArray
-from iogate.engines.fio import parse
+from iogate.engines.fio import jobfile, parse
 from iogate.engines.fio.runner import FioEngine
 from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
 from iogate.hosts.connectors.block import BlockConnector
@@ -27,9 +27,10 @@ from iogate.run.resources import release_all
 
 def bare_fio(device: str, workload: WorkloadSpec, path: str) -> tuple[float, float]:
     """(IOPS, wall seconds) of plain fio with the same job options and no IOGate logging."""
+    block_sizes = "".join(f"{k}={v}\n" for k, v in jobfile.block_size_options(workload).items())
     job = (
-        f"[bare]\nfilename={device}\nioengine={workload.ioengine}\ndirect=1\nrw=randrw\nrwmixread={workload.read_pct}\n"
-        f"bs={workload.bs}\niodepth={workload.iodepth}\ntime_based=1\nruntime={workload.runtime_s:g}\n"
+        f"[bare]\nfilename={device}\nioengine={jobfile.DEFAULT_SETTINGS.ioengine}\ndirect=1\nrw=randrw\nrwmixread={workload.read_pct}\n"
+        f"{block_sizes}iodepth={workload.iodepth}\ntime_based=1\nruntime={workload.runtime_s:g}\n"
     )
     with open(path, "w") as handle:
         handle.write(job)
@@ -57,7 +58,7 @@ def main() -> int:
         initiator = Initiator.from_config(lab.hosts[0])
         connection = BlockConnector(lab.protocols[0], run).connect(initiator, volume)
         engine = FioEngine(run, {initiator.name: initiator}, guard)
-        workload = WorkloadSpec("bench", read_pct=70, bs="4k", iodepth=8, runtime_s=args.runtime)
+        workload = WorkloadSpec("bench", read_pct=70, bs=4 << 10, iodepth=8, runtime_s=args.runtime)
         ratios, overheads = [], []
         for pair in range(args.pairs):
             bare_iops, bare_wall = bare_fio(connection.filename, workload, str(run.path("bare.fio")))  # the loop device itself

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
+from iogate.engines.workload import Extent, JobSpec, RateProcess, RunPlan, Verify, VerifyAlgorithm, WorkloadSpec
 from iogate.errors import EngineError
 from iogate.hosts.connectors.base import Connection
 from iogate.lab import Lab
@@ -24,7 +24,7 @@ from iogate.metrics.windows import WindowStats
 from iogate.units import ns_to_ms
 
 VERIFY_JOB = "verify"
-SEQUENTIAL_FILL = WorkloadSpec("fill", read_pct=0, random_pct=0, bs="256k", iodepth=8, time_based=False, runtime_s=0)
+SEQUENTIAL_FILL = WorkloadSpec("fill", read_pct=0, random_pct=0, bs=256 << 10, iodepth=8, time_based=False, runtime_s=0)
 
 
 def fill_plan(plan_name: str, connection: Connection, fill: WorkloadSpec = SEQUENTIAL_FILL) -> RunPlan:
@@ -32,16 +32,23 @@ def fill_plan(plan_name: str, connection: Connection, fill: WorkloadSpec = SEQUE
     return RunPlan(plan_name, (JobSpec("fill", fill, connection),))
 
 
-def verify_region(connection: Connection, *, offset: str, size: str, runtime_s: float, ramp_s: float, iops: int = 200) -> JobSpec:
-    """A job of checked writes in its own region: each 4 KiB block carries a crc32c that is read back behind the writes.
+VERIFY_BACKLOG = 64  # blocks written between read-backs
 
-    Any lost or corrupted write fails the job with EILSEQ (no_io_errors). The rate
-    is given to fio for both directions: fio 3.33 dies of SIGFPE when verify reads
-    run with a write-only rate (rate_iops=,N), and a dead verifier checks nothing.
+
+def verify_region(connection: Connection, *, offset: int, size: int, runtime_s: float, ramp_s: float,
+                  iops: int = 200) -> JobSpec:
+    """A job of checked writes in its own region: each 4 KiB block carries a crc32c that is read back behind the writes
+    (every VERIFY_BACKLOG writes), at `iops` evenly spaced writes a second; `offset` and `size` in bytes.
+
+    Any lost or corrupted write fails the job with EILSEQ (no_io_errors). fio gets
+    the rate for both directions (rate_split's verify_reads): fio 3.33 dies of
+    SIGFPE when verify reads run with a write-only rate (rate_iops=,N), and a dead
+    verifier checks nothing.
     """
-    workload = WorkloadSpec("verify", read_pct=0, random_pct=100, bs="4k", iodepth=1, size=size, offset=offset,
-                            runtime_s=runtime_s, ramp_s=ramp_s, verify="crc32c",
-                            extra={"verify_backlog": "64", "rate_iops": str(iops)})
+    workload = WorkloadSpec("verify", read_pct=0, random_pct=100, bs=4 << 10, iodepth=1, size=Extent.of_bytes(size),
+                            offset=Extent.of_bytes(offset), runtime_s=runtime_s, ramp_s=ramp_s, rate_iops=iops,
+                            rate_process=RateProcess.LINEAR,
+                            verify=Verify(VerifyAlgorithm.CRC32C, backlog=VERIFY_BACKLOG))
     return JobSpec(VERIFY_JOB, workload, connection)
 
 

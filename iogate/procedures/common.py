@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
-from iogate.engines.workload import WorkloadSpec
+from iogate.engines.workload import WorkloadSpec, parse_block_size
 from iogate.errors import LabFileError
 from iogate.lab.profiles import Profile
 from iogate.units import parse_size_bytes
@@ -27,8 +27,15 @@ def _size(value: str) -> str:
     return value
 
 
+def _block_size(value: str) -> str:
+    parse_block_size(value)
+    return value
+
+
 Pct = Annotated[int, Field(ge=0, le=100)]
 SizeStr = Annotated[str, AfterValidator(_size)]
+# A block size or a mix ("4k/50:64k/50"), checked at load; WorkloadSpec gets parse_block_size of it.
+BlockSizeStr = Annotated[str, AfterValidator(_block_size)]
 Positive = Annotated[int, Field(gt=0)]
 
 

@@ -14,7 +14,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import Field
 
-from iogate.engines.workload import WorkloadSpec
+from iogate.engines.workload import WorkloadSpec, parse_block_size
 from iogate.lab.profiles import Profile
 from iogate.lab.yamlfile import load_model
 from iogate.metrics.hostcpu import host_cpu, mean_pct_per_kiops
@@ -73,7 +73,7 @@ class DellSweep(Strict):
 
     def workload(self, point: GridPoint, runtime_s: float, ramp_s: float) -> WorkloadSpec:
         """One point as fio runs it: vdbench threads = outstanding I/Os = iodepth of one job per volume."""
-        spec = WorkloadSpec(point.id, read_pct=point.read_pct, random_pct=self.random_pct, bs=point.bs,
+        spec = WorkloadSpec(point.id, read_pct=point.read_pct, random_pct=self.random_pct, bs=parse_block_size(point.bs),
                             iodepth=point.threads, runtime_s=runtime_s, ramp_s=ramp_s)
         return self.data_pattern.apply(spec)
 

@@ -20,15 +20,15 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from iogate.arrays.base import Volume
-from iogate.engines.workload import JobSpec, WorkloadSpec
+from iogate.engines.workload import Extent, JobSpec, RateProcess, WorkloadSpec, parse_block_size
 from iogate.lab.profiles import Profile
 from iogate.lab.yamlfile import load_model
-from iogate.procedures.common import WORKLOADS_DIR, DataPattern, Pct, Positive, SizeStr, Strict
+from iogate.procedures.common import WORKLOADS_DIR, BlockSizeStr, DataPattern, Pct, Positive, Strict
 from iogate.procedures.placement import ConnectFn, Region, VMJobs, place_vms
 
 
 class IOProfile(Strict):
-    bs: SizeStr
+    bs: BlockSizeStr  # "8k", or a mix "4k/50:64k/50"
     random_pct: Pct
     read_pct: Pct
 
@@ -58,7 +58,7 @@ class TileSpec(Strict):
     disk_fill_pct: Pct
     io_span_pct: Annotated[int, Field(gt=0, le=100)]
     iodepth: Positive = 4
-    rate_process: Literal["linear", "poisson"] = "linear"
+    rate_process: RateProcess = RateProcess.LINEAR
     judge_interval_s: Positive = 5
     min_intervals: Positive = 4
     data_pattern: DataPattern = DataPattern()
@@ -111,10 +111,10 @@ class TileSpec(Strict):
     def workload(self, vm: TileVM, region: Region, runtime_s: float, ramp_s: float) -> WorkloadSpec:
         """The VM's fio job: rate = its target, I/O on the first io_span_pct of its disk region."""
         spec = WorkloadSpec(
-            vm.name, read_pct=vm.io.read_pct, random_pct=vm.io.random_pct, bs=vm.io.bs, iodepth=self.iodepth,
-            size=str(region.span_bytes), offset=str(region.offset_bytes), runtime_s=runtime_s, ramp_s=ramp_s,
+            vm.name, read_pct=vm.io.read_pct, random_pct=vm.io.random_pct, bs=parse_block_size(vm.io.bs), iodepth=self.iodepth,
+            size=Extent.of_bytes(region.span_bytes), offset=Extent.of_bytes(region.offset_bytes), runtime_s=runtime_s, ramp_s=ramp_s,
             rate_iops=max(1, round(vm.target_iops)),  # split per direction by engines.workload.rate_split
-            extra={"rate_process": self.rate_process},
+            rate_process=self.rate_process,
         )
         return self.data_pattern.apply(spec)
 

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from iogate.engines.workload import WorkloadSpec
+from iogate.engines.workload import Extent, WorkloadSpec, parse_block_size
 from iogate.errors import LabFileError
 from iogate.lab.profiles import Profile
 from iogate.lab.yamlfile import load_model
@@ -55,8 +55,8 @@ class IOgenSpec(Strict):
     def workload(self, case: str, processes: int, iodepth: int, runtime_s: float, ramp_s: float) -> WorkloadSpec:
         """`processes` fio processes (numjobs) of the case on one volume."""
         spec_case = self.cases[case]
-        size = self.frontend_working_set if spec_case.working_set == "frontend" else None
-        spec = WorkloadSpec(f"{case}-p{processes}", read_pct=spec_case.read_pct, random_pct=self.random_pct, bs=self.bs,
+        size = Extent.parse(self.frontend_working_set) if spec_case.working_set == "frontend" else None
+        spec = WorkloadSpec(f"{case}-p{processes}", read_pct=spec_case.read_pct, random_pct=self.random_pct, bs=parse_block_size(self.bs),
                             iodepth=iodepth, numjobs=processes, size=size, runtime_s=runtime_s, ramp_s=ramp_s)
         return self.data_pattern.apply(spec)
 

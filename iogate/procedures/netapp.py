@@ -10,7 +10,7 @@ from typing import Literal
 from pydantic import Field
 
 from iogate.arrays.base import Volume
-from iogate.engines.workload import JobSpec, WorkloadSpec
+from iogate.engines.workload import Extent, JobSpec, WorkloadSpec, parse_block_size
 from iogate.lab.profiles import Profile
 from iogate.lab.yamlfile import load_model
 from iogate.procedures.common import WORKLOADS_DIR, DataPattern, Pct, Positive, SizeStr, Strict, grid_override, pick_grid
@@ -83,8 +83,9 @@ class NetAppSpec(Strict):
         return points
 
     def workload(self, point: NetAppPoint, name: str, region: Region, runtime_s: float, ramp_s: float) -> WorkloadSpec:
-        spec = WorkloadSpec(name, read_pct=point.read_pct, random_pct=point.random_pct, bs=point.bs, iodepth=point.outstanding_per_vm,
-                            size=str(region.span_bytes), offset=str(region.offset_bytes), runtime_s=runtime_s, ramp_s=ramp_s)
+        spec = WorkloadSpec(name, read_pct=point.read_pct, random_pct=point.random_pct, bs=parse_block_size(point.bs),
+                            iodepth=point.outstanding_per_vm, size=Extent.of_bytes(region.span_bytes),
+                            offset=Extent.of_bytes(region.offset_bytes), runtime_s=runtime_s, ramp_s=ramp_s)
         return self.data_pattern.apply(spec)
 
 

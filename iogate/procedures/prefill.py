@@ -14,7 +14,7 @@ from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
 from iogate.hosts.connectors.base import Connection
 
 PREFILL = WorkloadSpec(
-    "prefill", read_pct=0, random_pct=0, bs="256k", iodepth=8, numjobs=1, time_based=False,
+    "prefill", read_pct=0, random_pct=0, bs=256 << 10, iodepth=8, numjobs=1, time_based=False,
     runtime_s=0, dedupe_pct=50, compress_pct=50,
 )
 

@@ -32,7 +32,7 @@ from iogate.arrays.local import LocalArray
 from iogate.arrays.static import StaticArray
 from iogate.engines.fio.runner import FioEngine
 from iogate.engines.helper import require_complete
-from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
+from iogate.engines.workload import Extent, JobSpec, RunPlan, WorkloadSpec
 from iogate.errors import ArrayError, EngineError, GuardRefused, HostError, LabFileError
 from iogate.hosts.connectors.base import Connection
 from iogate.hosts.guard import Guard
@@ -122,7 +122,7 @@ initiator = Initiator.from_config(lab.hosts[0])
 connection = BlockConnector(lab.protocols[0], run).connect(initiator, volume)
 print("READY", flush=True)
 # The prefill's shape at 4 KiB blocks, so it is still running when the kill comes.
-fill = WorkloadSpec("p", read_pct=0, random_pct=0, bs="4k", iodepth=1, time_based=False, runtime_s=0)
+fill = WorkloadSpec("p", read_pct=0, random_pct=0, bs=4 << 10, iodepth=1, time_based=False, runtime_s=0)
 workload = fill if stage == "prefill" else WorkloadSpec("w", read_pct=50, runtime_s=120)
 FioEngine(run, {initiator.name: initiator}, guard).run_plan(RunPlan(stage, (JobSpec("w", workload, connection),)))
 """
@@ -239,7 +239,7 @@ def test_io_past_the_engine_deadline(tmp_path: Path, monkeypatch: pytest.MonkeyP
     work = tmp_path / "work"
     with local(work) as (lab, run, array):
         _, connection, engine = block_target(lab, run, array, "slow", 64 << 20)
-        crawl = WorkloadSpec("crawl", read_pct=0, random_pct=0, time_based=False, runtime_s=1, size="64m", rate_iops=20)
+        crawl = WorkloadSpec("crawl", read_pct=0, random_pct=0, time_based=False, runtime_s=1, size=Extent.of_bytes(64 << 20), rate_iops=20)
         error, detect_s = detect(lambda: engine.run_plan(RunPlan("p", (JobSpec("w", crawl, connection),))), EngineError)
         went_on = _still_works(lab, run, array)
     record(FaultRow("I/O past the engine's deadline", error, detect_s, went_on, leftovers(work)), bound_s=30,

@@ -19,6 +19,7 @@ import pytest
 
 from iogate.arrays.base import Volume
 from iogate.engines.fio.client_server import ClientServerEngine, stop_server_jobs
+from iogate.engines.fio.jobfile import FioSettings
 from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
 from iogate.errors import GuardRefused, HostError
 from iogate.hosts.connectors.base import Connection
@@ -62,7 +63,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
 
 
 def test_per_host_results_are_tagged_with_lab_names_and_add_up(cluster: Cluster) -> None:
-    workload = WorkloadSpec("mixed", read_pct=70, random_pct=100, bs="4k", iodepth=4, runtime_s=3)
+    workload = WorkloadSpec("mixed", read_pct=70, random_pct=100, bs=4 << 10, iodepth=4, runtime_s=3)
     result = cluster.engine.run_cluster(cluster.plan("mixed", workload))
     assert sorted(result.hosts) == ["h1", "h2", "h3"]
     for name, host in result.hosts.items():
@@ -100,10 +101,11 @@ def _raw_percentile(values: list[int], pct: float) -> float:
 
 
 def test_cluster_percentiles_from_merged_bins_match_raw_latency_logs(cluster: Cluster) -> None:
-    # Per-IO latency logs (log_avg_msec=0) at a capped rate keep the logs small.
-    workload = WorkloadSpec("raw", read_pct=100, random_pct=100, bs="4k", iodepth=2, runtime_s=3, rate_iops=2000,
-                            extra={"log_avg_msec": "0"})
-    result = cluster.engine.run_cluster(cluster.plan("raw", workload))
+    # Per-IO latency logs (fio's own setting log_avg_msec=0) at a capped rate keep the logs small.
+    workload = WorkloadSpec("raw", read_pct=100, random_pct=100, bs=4 << 10, iodepth=2, runtime_s=3, rate_iops=2000)
+    per_io = ClientServerEngine(cluster.run, cluster.initiators, cluster.engine.guard, watch_interval_s=1.0, stop_timeout_s=10,
+                                settings=FioSettings(log_avg_msec=0))
+    result = per_io.run_cluster(cluster.plan("raw", workload))
     point_dir = Path(result.result.artifacts["fio client json+"]).parent
     raw: list[int] = []
     for host in result.hosts:
@@ -126,7 +128,7 @@ def test_a_stop_request_ends_every_host_early_and_keeps_their_results(cluster: C
     from iogate.engines.base import LoadControl
 
     control = LoadControl()
-    workload = WorkloadSpec("stopped", read_pct=100, random_pct=100, bs="4k", iodepth=2, runtime_s=120, ramp_s=1,
+    workload = WorkloadSpec("stopped", read_pct=100, random_pct=100, bs=4 << 10, iodepth=2, runtime_s=120, ramp_s=1,
                             until_stopped=True)
 
     def stop_soon() -> None:
@@ -182,7 +184,7 @@ def _no_jobs_left(cluster: Cluster, hosts: list[str]) -> None:
 
 
 def test_fio_server_dying_mid_run_names_the_host_and_stops_the_rest(cluster: Cluster) -> None:
-    workload = WorkloadSpec("long", read_pct=100, bs="4k", iodepth=2, runtime_s=120)  # a cap far beyond the 4 s kill
+    workload = WorkloadSpec("long", read_pct=100, bs=4 << 10, iodepth=2, runtime_s=120)  # a cap far beyond the 4 s kill
     killer = _kill_once_running(lambda: cluster.server_pids("h2"), lambda: len(cluster.server_pids("h2")) > 1)
     started = time.monotonic()
     # Which of fio's client messages comes depends on where the kill lands in the client's handshake with
@@ -197,7 +199,7 @@ def test_fio_server_dying_mid_run_names_the_host_and_stops_the_rest(cluster: Clu
 
 
 def test_sshd_dying_mid_run_names_the_host(cluster: Cluster) -> None:
-    workload = WorkloadSpec("long-ssh", read_pct=100, bs="4k", iodepth=2, runtime_s=120)
+    workload = WorkloadSpec("long-ssh", read_pct=100, bs=4 << 10, iodepth=2, runtime_s=120)
     sshd = netns.sshd_marker(netns.lab_run_dir(cluster.lab) / "netns" / "h3")
     killer = _kill_once_running(lambda: netns.marker_pids(sshd), lambda: len(cluster.server_pids("h3")) > 1)
     started = time.monotonic()

@@ -31,7 +31,7 @@ def filled(lab: Lab, run: Run, array: LocalArray, dedupe_pct: int) -> None:
     guard.admit(volume.identity)
     initiator = Initiator.from_config(lab.hosts[0])
     connection = BlockConnector(lab.protocols[0], run).connect(initiator, volume)
-    fill = WorkloadSpec("fill", read_pct=0, random_pct=100, bs="64k", iodepth=8, time_based=False, runtime_s=0, dedupe_pct=dedupe_pct)
+    fill = WorkloadSpec("fill", read_pct=0, random_pct=100, bs=64 << 10, iodepth=8, time_based=False, runtime_s=0, dedupe_pct=dedupe_pct)
     FioEngine(run, {initiator.name: initiator}, guard).run_plan(RunPlan("fill", (JobSpec("fill", fill, connection),)))
 
 

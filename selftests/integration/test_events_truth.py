@@ -59,7 +59,7 @@ def capped(local_lab: Lab, local_run: Run, local_array: LocalArray) -> Iterator[
 
 
 def run_with_degrade(array: LocalArray, engine: FioEngine, connection: Connection, cap: QoS) -> EventRun:
-    workload = WorkloadSpec("read-qd16", read_pct=100, random_pct=100, bs="4k", iodepth=16, runtime_s=RUNTIME_S, ramp_s=RAMP_S)
+    workload = WorkloadSpec("read-qd16", read_pct=100, random_pct=100, bs=4 << 10, iodepth=16, runtime_s=RUNTIME_S, ramp_s=RAMP_S)
     volume = connection.volume
     schedule = EventSchedule(array, [
         Event("degrade", at_s=ON_S, volume=volume, qos=cap, tag="on"),
@@ -109,9 +109,9 @@ def test_the_same_actions_without_degrading_pass(capped, repetition: int) -> Non
 def test_writes_after_a_snapshot_pay_copy_on_write(local_lab: Lab, local_run: Run, local_array: LocalArray) -> None:
     """On the XFS reflink pool, every first write to a block shared with a snapshot is copied: writes slow down."""
     volume, connection, engine = block_target(local_lab, local_run, local_array, "cow", 128 << 20)
-    fill = WorkloadSpec("fill", read_pct=0, random_pct=0, bs="256k", iodepth=8, time_based=False, runtime_s=0)
+    fill = WorkloadSpec("fill", read_pct=0, random_pct=0, bs=256 << 10, iodepth=8, time_based=False, runtime_s=0)
     engine.run_plan(RunPlan("fill", (JobSpec("fill", fill, connection),)))
-    writes = WorkloadSpec("randwrite", read_pct=0, random_pct=100, bs="4k", iodepth=8, runtime_s=RUNTIME_S, ramp_s=RAMP_S)
+    writes = WorkloadSpec("randwrite", read_pct=0, random_pct=100, bs=4 << 10, iodepth=8, runtime_s=RUNTIME_S, ramp_s=RAMP_S)
     schedule = EventSchedule(local_array, [
         Event("snapshot_create", at_s=ON_S, volume=volume, name="s1"),
         Event("snapshot_delete", at_s=OFF_S, volume=volume, name="s1"),
@@ -127,7 +127,7 @@ def test_writes_after_a_snapshot_pay_copy_on_write(local_lab: Lab, local_run: Ru
 def test_the_verify_region_catches_a_lost_write(local_lab: Lab, local_run: Run, local_array: LocalArray) -> None:
     """"Without loss of I/O" can fail: blocks overwritten behind fio's back fail crc32c and no_io_errors."""
     volume, connection, engine = block_target(local_lab, local_run, local_array, "lossy", 64 << 20)
-    verify = verify_region(connection, offset="32m", size="16m", runtime_s=3, ramp_s=0, iops=500)
+    verify = verify_region(connection, offset=32 << 20, size=16 << 20, runtime_s=3, ramp_s=0, iops=500)
     # The "array" loses the region's writes: random bytes land over it half-way through.
     corrupt = ["dd", "if=/dev/urandom", f"of={volume.identity.backing_file}", "bs=1M", "seek=32", "count=16", "conv=notrunc",
                "oflag=direct", "status=none"]
@@ -187,7 +187,7 @@ def test_a_throttled_to_near_zero_second_is_0_in_the_window_mean(local_lab: Lab,
     second. The window mean must count those seconds as 0: at most the cap's 0.5 IOPS, not the mean of
     the logged lines (1 each; fio's integer rate even logs some such seconds as 0)."""
     _, connection, engine = block_target(local_lab, local_run, local_array, "trickle", 64 << 20, QoS(read_bytes_per_s=8192))
-    workload = WorkloadSpec("trickle", read_pct=100, random_pct=100, bs="16k", iodepth=1, runtime_s=12, ramp_s=0)
+    workload = WorkloadSpec("trickle", read_pct=100, random_pct=100, bs=16 << 10, iodepth=1, runtime_s=12, ramp_s=0)
     result = engine.run_plan(RunPlan("trickle", (JobSpec("load", workload, connection),)))
     stats = window_stats(result.series, measure_window(result.start_ms, result.end_ms))
     json_ios = result.total("read").ios

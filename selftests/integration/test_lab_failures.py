@@ -12,7 +12,7 @@ from iogate.arrays.base import Volume
 from iogate.arrays.local import LocalArray
 from iogate.engines.fio.runner import FioEngine
 from iogate.engines.helper import require_complete
-from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
+from iogate.engines.workload import Extent, JobSpec, RunPlan, WorkloadSpec
 from iogate.errors import EngineError
 from iogate.hosts.connectors.base import Connection
 from iogate.hosts.guard import Guard
@@ -117,6 +117,6 @@ def test_fio_past_its_deadline_is_an_engine_error(local_lab: Lab, local_run: Run
 
     monkeypatch.setattr(runner, "GRACE_S", 2)
     _, connection, engine = block_target(local_lab, local_run, local_array, "slow", 64 << 20)
-    crawl = WorkloadSpec("crawl", read_pct=0, random_pct=0, time_based=False, runtime_s=1, size="64m", rate_iops=20)
+    crawl = WorkloadSpec("crawl", read_pct=0, random_pct=0, time_based=False, runtime_s=1, size=Extent.of_bytes(64 << 20), rate_iops=20)
     with pytest.raises(EngineError, match=r"host localhost: fio did not end within 3 s"):
         engine.run_plan(RunPlan("p", (JobSpec("w", crawl, connection),)))

@@ -30,7 +30,7 @@ RAMP_S, CAP_S, AT_S, TAIL_S = 2.0, 120.0, 2.0, 2.0
 def test_events_anchor_on_the_measured_phase_and_the_load_ends_after_the_tail(local_lab: Lab, local_run: Run,
                                                                              local_array: LocalArray) -> None:
     volume, connection, engine = block_target(local_lab, local_run, local_array, "control", 64 << 20, CAP)
-    workload = WorkloadSpec("read-qd4", read_pct=100, random_pct=100, bs="4k", iodepth=4, runtime_s=CAP_S, ramp_s=RAMP_S)
+    workload = WorkloadSpec("read-qd4", read_pct=100, random_pct=100, bs=4 << 10, iodepth=4, runtime_s=CAP_S, ramp_s=RAMP_S)
     schedule = EventSchedule(local_array, [Event("degrade", at_s=AT_S, volume=volume, qos=CAP)], ramp_s=RAMP_S,
                              driver_name="local", stop_after_s=TAIL_S)
     control = LoadControl()

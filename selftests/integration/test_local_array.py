@@ -56,6 +56,6 @@ def test_snapshot_is_a_reflink_and_restore_rolls_back(local_array: LocalArray) -
 def test_qos_cap_is_exact(local_lab: Lab, local_run: Run, local_array: LocalArray) -> None:
     """The ground-truth lever: a 400 read IOPS cap holds within 3 % whatever the machine does."""
     _, connection, engine = block_target(local_lab, local_run, local_array, "v1", 64 << 20, QoS(read_iops=400))
-    workload = WorkloadSpec("capped", read_pct=100, bs="4k", iodepth=16, runtime_s=3)
+    workload = WorkloadSpec("capped", read_pct=100, bs=4 << 10, iodepth=16, runtime_s=3)
     result = engine.run_plan(RunPlan("qos", (JobSpec("r", workload, connection),)))
     assert result.total("read").iops == pytest.approx(400, rel=0.03)

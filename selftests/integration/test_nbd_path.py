@@ -71,7 +71,7 @@ def test_fio_drives_the_volume_through_nbdkit(local_lab: Lab, local_run: Run, lo
     assert len(pids) == 1, f"nbdkit for {socket}: {pids}"
 
     engine = FioEngine(local_run, {initiator.name: initiator}, guard)
-    workload = WorkloadSpec("nbd-rw", read_pct=70, bs="4k", iodepth=4, numjobs=2, runtime_s=3)
+    workload = WorkloadSpec("nbd-rw", read_pct=70, bs=4 << 10, iodepth=4, numjobs=2, runtime_s=3)
     peak_connections = 0
     device_open = False
     finished = threading.Event()

@@ -40,7 +40,7 @@ from iogate.procedures.scaling import StepResult
 from selftests.netns_cluster import netns_cluster
 
 REPO = Path(__file__).resolve().parents[2]
-BS = "64k"
+BS = 64 << 10
 CAP_BYTES_PER_S = 16 << 20  # per host: 256 reads of 64 KiB a second
 SLOW_CAP_BYTES_PER_S = CAP_BYTES_PER_S // 4
 # A deep queue (32 x 64 KiB = 125 ms of the cap) keeps the throttle saturated while a loaded machine
@@ -96,7 +96,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     with netns_cluster(tmp_path_factory.mktemp("scaling") / "work", "sc", count=4, subnet_base=87) as made:
         targets = {host: [connection] for host, connection in made.targets.items()}
         engine = ClientServerEngine(made.run, made.initiators, made.guard)
-        fill = WorkloadSpec("fill", read_pct=0, random_pct=0, bs="1m", iodepth=8, time_based=False, runtime_s=0)
+        fill = WorkloadSpec("fill", read_pct=0, random_pct=0, bs=1 << 20, iodepth=8, time_based=False, runtime_s=0)
         engine.run_plan(RunPlan("fill", tuple(JobSpec(f"fill-{h}", fill, t[0]) for h, t in targets.items())))
         joined = _join_blkio_cgroup(made.lab, made.array.cgroup)
         assert set(joined) <= {int(p) for p in (made.array.cgroup / "cgroup.procs").read_text().split()}

@@ -33,7 +33,7 @@ from selftests.vdbench_home import require_vdbench
 
 pytestmark = [pytest.mark.integration]
 
-SLOW = WorkloadSpec("slow", read_pct=50, random_pct=100, bs="4k", iodepth=1, rate_iops=100, runtime_s=60, ramp_s=2,
+SLOW = WorkloadSpec("slow", read_pct=50, random_pct=100, bs=4 << 10, iodepth=1, rate_iops=100, runtime_s=60, ramp_s=2,
                     until_stopped=True)
 
 

@@ -36,7 +36,7 @@ from selftests.vdbench_home import require_vdbench
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 CAP_IOPS = 400
-WORKLOAD = WorkloadSpec("capped-randread", read_pct=100, random_pct=100, bs="4k", iodepth=64, runtime_s=10, ramp_s=2)
+WORKLOAD = WorkloadSpec("capped-randread", read_pct=100, random_pct=100, bs=4 << 10, iodepth=64, runtime_s=10, ramp_s=2)
 
 
 def test_fio_and_vdbench_measure_the_same_cap(local_lab: Lab, local_run: Run, local_array: LocalArray) -> None:

@@ -22,7 +22,7 @@ from iogate.arrays.local import LocalArray
 from iogate.engines.base import LoadControl
 from iogate.engines.vdbench import health
 from iogate.engines.vdbench.runner import VdbenchEngine
-from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
+from iogate.engines.workload import JobSpec, RateProcess, RunPlan, Verify, WorkloadSpec
 from iogate.hosts.connectors.block import BlockConnector
 from iogate.hosts.guard import Guard
 from iogate.hosts.initiator import Initiator
@@ -33,8 +33,8 @@ from selftests.vdbench_home import require_vdbench
 pytestmark = [pytest.mark.integration]
 
 SIZE = 32 << 20  # vdbench -v needs ~4264 x the largest xfersize (17 MiB for 4k)
-VERIFY = WorkloadSpec("dv", read_pct=50, random_pct=100, bs="4k", iodepth=2, rate_iops=1000, runtime_s=10,
-                      verify="crc32c", extra={"rate_process": "linear"})
+VERIFY = WorkloadSpec("dv", read_pct=50, random_pct=100, bs=4 << 10, iodepth=2, rate_iops=1000, runtime_s=10,
+                      verify=Verify(), rate_process=RateProcess.LINEAR)
 
 
 def _setup(lab: Lab, run: Run, array: LocalArray, name: str) -> tuple[VdbenchEngine, RunPlan, str]:

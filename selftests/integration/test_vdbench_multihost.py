@@ -28,7 +28,7 @@ from selftests.vdbench_home import require_vdbench
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 CAPS = {"h1": 300, "h2": 200}  # read IOPS per host's volume
-WORKLOAD = WorkloadSpec("mh", read_pct=100, random_pct=100, bs="4k", iodepth=32, runtime_s=8, ramp_s=1)
+WORKLOAD = WorkloadSpec("mh", read_pct=100, random_pct=100, bs=4 << 10, iodepth=32, runtime_s=8, ramp_s=1)
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ from iogate.arrays.base import Volume
 from iogate.arrays.linux_target import LinuxTarget
 from iogate.engines.base import LoadControl
 from iogate.engines.fio.runner import FioEngine
-from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
+from iogate.engines.workload import Extent, JobSpec, RunPlan, WorkloadSpec
 from iogate.events.model import Event
 from iogate.events.schedule import EventSchedule
 from iogate.hosts.connectors.base import Connection
@@ -46,7 +46,8 @@ def target(labvm_lab: Lab, labvm_run: Run, array: LinuxTarget, guest: Initiator)
 
 
 def run_with(array: LinuxTarget, engine: FioEngine, connection: Connection, events: list[Event]):  # type: ignore[no-untyped-def]
-    workload = WorkloadSpec("load", read_pct=50, bs="64k", iodepth=4, runtime_s=CAP_S, ramp_s=1, size="64m", until_stopped=True)
+    workload = WorkloadSpec("load", read_pct=50, bs=64 << 10, iodepth=4, runtime_s=CAP_S, ramp_s=1,
+                            size=Extent.of_bytes(64 << 20), until_stopped=True)
     schedule = EventSchedule(array, events, driver_name="linux_target", stop_after_s=PHASE_S)
     control = LoadControl()
     result, timeline = schedule.run_beside(

@@ -10,7 +10,7 @@ import pytest
 from iogate.arrays.base import Volume
 from iogate.arrays.exports import BlockExport
 from iogate.engines.fio.jobfile import job_options
-from iogate.engines.workload import JobSpec, rate_split
+from iogate.engines.workload import Extent, JobSpec, RateProcess, rate_split
 from iogate.errors import LabFileError
 from iogate.hosts.connectors.base import Connection
 from iogate.lab import DeviceIdentity
@@ -90,9 +90,10 @@ def test_tile_vm_job_rate_is_its_target_and_stays_in_its_region() -> None:
     options = job_options(JobSpec("t01-web-light-1", workload, connection, vm.target_iops), "/logs/x")
     # 95 % read at 10 IOPS: 9 reads + 1 write, not fio's "10" (= 10 each way).
     assert options["rate_iops"] == "9,1"
-    assert "rate_iops" not in workload.extra and workload.rate_iops == 10  # one split, in the job renderer
+    assert workload.rate_iops == 10 and workload.rate_process is RateProcess.LINEAR  # one split, in the job renderer
     assert options["rate_process"] == "linear"
-    assert int(options["size"]) == placement.region.span_bytes
+    assert workload.size == Extent.of_bytes(placement.region.span_bytes)
+    assert parse_size_bytes(options["size"]) == placement.region.span_bytes
     assert placement.region.span_bytes == pytest.approx(0.2 * placement.region.region_bytes, abs=REGION_ALIGN_BYTES)
     assert (options["dedupe_percentage"], options["buffer_compress_percentage"]) == ("50", "50")
 
@@ -136,7 +137,7 @@ def test_dell_grid_is_the_digests() -> None:
 
 
 def test_the_suites_prefill_is_dells() -> None:
-    assert (PREFILL.read_pct, PREFILL.random_pct, PREFILL.bs_bytes, PREFILL.iodepth) == (0, 0, 256 << 10, DELL.prefill.threads)
+    assert (PREFILL.read_pct, PREFILL.random_pct, PREFILL.bs, PREFILL.iodepth) == (0, 0, 256 << 10, DELL.prefill.threads)
     assert parse_size_bytes(DELL.prefill.bs) == 256 << 10
     assert (PREFILL.compress_pct, PREFILL.dedupe_pct) == (50, 50)
 
@@ -187,7 +188,7 @@ def test_iogen_cases_and_views() -> None:
         "frontend_write": (0, "frontend"), "backend_write": (0, "backend")}
     assert (IOGEN.speed.processes, IOGEN.speed.iodepth) == (1, 1)
     assert IOGEN.throughput_steps(PROFILES["full"]) == [1, 2, 4, 8, 16, 32, 64]
-    assert IOGEN.workload("frontend_read", 4, 1, 4, 1).size == IOGEN.frontend_working_set
+    assert IOGEN.workload("frontend_read", 4, 1, 4, 1).size == Extent.of_bytes(16 << 20)  # 16MiB
     assert IOGEN.workload("backend_read", 4, 1, 4, 1).size is None
 
 

@@ -10,6 +10,8 @@ import pytest
 
 from criteria.events_family import event_verdicts, judge_windows
 from iogate.arrays.base import Volume
+from iogate.engines.fio.jobfile import job_options
+from iogate.engines.workload import Extent, ExtentUnit, RateProcess, Verify, VerifyAlgorithm
 from iogate.events.load import (
     SEQUENTIAL_FILL,
     VERIFY_JOB,
@@ -40,16 +42,22 @@ def test_fill_plan_is_one_fill_job_on_the_connection() -> None:
     target = connection()
     plan = fill_plan("fill-ev1", target)
     assert (plan.name, [(j.name, j.workload, j.target) for j in plan.jobs]) == ("fill-ev1", [("fill", SEQUENTIAL_FILL, target)])
-    assert (SEQUENTIAL_FILL.read_pct, SEQUENTIAL_FILL.random_pct, SEQUENTIAL_FILL.bs, SEQUENTIAL_FILL.time_based) == (0, 0, "256k", False)
+    assert (SEQUENTIAL_FILL.read_pct, SEQUENTIAL_FILL.random_pct, SEQUENTIAL_FILL.bs, SEQUENTIAL_FILL.time_based) == (0, 0, 262144, False)
 
 
 def test_verify_region_checks_4k_writes_at_the_rate_in_both_directions() -> None:
-    job = verify_region(connection(), offset="512m", size="64m", runtime_s=30, ramp_s=2, iops=50)
+    job = verify_region(connection(), offset=512 << 20, size=64 << 20, runtime_s=30, ramp_s=2, iops=50)
     w = job.workload
     assert job.name == VERIFY_JOB == "verify"
-    assert (w.read_pct, w.random_pct, w.bs, w.iodepth, w.offset, w.size, w.verify) == (0, 100, "4k", 1, "512m", "64m", "crc32c")
-    assert (w.runtime_s, w.ramp_s) == (30, 2)
-    assert w.extra == {"verify_backlog": "64", "rate_iops": "50"}
+    assert (w.read_pct, w.random_pct, w.bs, w.iodepth) == (0, 100, 4096, 1)
+    assert (w.offset, w.size) == (Extent(536870912, ExtentUnit.BYTES), Extent(67108864, ExtentUnit.BYTES))
+    assert w.verify == Verify(VerifyAlgorithm.CRC32C, backlog=64)
+    assert (w.runtime_s, w.ramp_s, w.rate_iops, w.rate_process) == (30, 2, 50, RateProcess.LINEAR)
+    # What fio got from the old raw options (verify_backlog=64, rate_iops=50, fio's default linear process):
+    options = job_options(job, "/logs/verify")
+    assert (options["verify"], options["verify_backlog"], options["rate_iops"], options["rate_process"]) == (
+        "crc32c", "64", "50,50", "linear")
+    assert (options["offset"], options["size"]) == ("512m", "64m")
 
 
 def test_phases_are_a_third_of_the_tile_time_at_least_4_s() -> None:

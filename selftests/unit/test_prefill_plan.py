@@ -24,7 +24,7 @@ def test_prefill_plan_writes_every_volume_at_once_with_the_prefill_workload() ->
 
 
 def test_prefill_is_a_whole_volume_sequential_write_not_time_based() -> None:
-    assert (PREFILL.read_pct, PREFILL.random_pct, PREFILL.bs, PREFILL.iodepth, PREFILL.numjobs) == (0, 0, "256k", 8, 1)
+    assert (PREFILL.read_pct, PREFILL.random_pct, PREFILL.bs, PREFILL.iodepth, PREFILL.numjobs) == (0, 0, 262144, 8, 1)
     assert (PREFILL.time_based, PREFILL.size, PREFILL.offset) == (False, None, None)
 
 

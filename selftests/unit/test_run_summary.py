@@ -52,8 +52,8 @@ def connection(protocol: str, host: str, name: str) -> Connection:
 
 
 def test_plan_params_name_protocols_hosts_jobs_and_the_first_workload() -> None:
-    oltp = WorkloadSpec("oltp", read_pct=70, random_pct=100, bs="8k", iodepth=4, runtime_s=20, ramp_s=5)
-    other = WorkloadSpec("other", read_pct=0, bs="1m")
+    oltp = WorkloadSpec("oltp", read_pct=70, random_pct=100, bs=8 << 10, iodepth=4, runtime_s=20, ramp_s=5)
+    other = WorkloadSpec("other", read_pct=0, bs=1 << 20)
     plan = RunPlan("p", (JobSpec("j1", oltp, connection("nvme", "h2", "v1")),
                          JobSpec("j2", other, connection("iscsi", "h1", "v2")),
                          JobSpec("j3", oltp, connection("nvme", "h1", "v3"))))

@@ -96,7 +96,7 @@ def test_a_step_plan_runs_the_same_workload_on_every_volume_of_the_step_hosts() 
         return Connection(protocol="block", host=host, volume=volume, filename=f"/dev/{name}", device=f"/dev/{name}")
 
     targets = {"h1": [conn("h1", "v1"), conn("h1", "v3")], "h2": [conn("h2", "v2")], "h3": []}
-    workload = WorkloadSpec("seqread-1m", read_pct=100, random_pct=0, bs="1m", iodepth=8)
+    workload = WorkloadSpec("seqread-1m", read_pct=100, random_pct=0, bs=1 << 20, iodepth=8)
     plan = scaling.step_plan(Step("incremental", ("h1", "h2")), workload, targets, prefix="seqread-1m-")
     assert plan.name == "seqread-1m-hosts-2" and plan.hosts == ["h1", "h2"]
     assert [(j.name, j.target.volume.name) for j in plan.jobs] == [("h1-1", "v1"), ("h1-2", "v3"), ("h2-1", "v2")]
@@ -217,7 +217,7 @@ def test_step_table_has_hosts_cluster_figures_and_per_host_columns() -> None:
 
 def test_all_hosts_steps_are_reused_only_for_the_same_workload_and_hosts() -> None:
     memo = AllHostsSteps()
-    workload = WorkloadSpec("seqread-1m", read_pct=100, random_pct=0, bs="1m", iodepth=8, runtime_s=4, ramp_s=1)
+    workload = WorkloadSpec("seqread-1m", read_pct=100, random_pct=0, bs=1 << 20, iodepth=8, runtime_s=4, ramp_s=1)
     result = stepping(dict.fromkeys(HOSTS, 1000.0), {2: 1000, 4: 1000})[-1]
     memo.keep(workload, result)
     assert memo.get(workload, HOSTS) is result

@@ -227,8 +227,10 @@ class ClientServerEngine:
         watch_interval_s: float = 5.0,
         stop_timeout_s: float = 20.0,
         grace_s: float = GRACE_S,
+        settings: jobfile.FioSettings = jobfile.DEFAULT_SETTINGS,
     ) -> None:
         self.current_run = run
+        self.settings = settings
         self.initiators = initiators
         self.guard = guard
         self.port = port
@@ -274,7 +276,7 @@ class ClientServerEngine:
             logs = point_dir / host / "logs"
             logs.mkdir(parents=True, exist_ok=True)
             job_path = point_dir / host / "job.fio"
-            job_path.write_text(jobfile.render(jobs, str(logs)))
+            job_path.write_text(jobfile.render(jobs, str(logs), self.settings))
             argv += [f"--client={client_by_host[host]}", str(job_path)]
 
         before = dict(zip(initiators, _parallel(initiators.values(), Initiator.cpu_ticks), strict=True))

@@ -59,11 +59,13 @@ class HostOutcome:
 class FioEngine:
     name = "fio"
 
-    def __init__(self, run: Run, initiators: Mapping[str, Initiator], guard: Guard, observer: StatusObserver | None = None) -> None:
+    def __init__(self, run: Run, initiators: Mapping[str, Initiator], guard: Guard, observer: StatusObserver | None = None,
+                 settings: jobfile.FioSettings = jobfile.DEFAULT_SETTINGS) -> None:
         self.run = run
         self.initiators = initiators
         self.guard = guard
         self.observer = observer
+        self.settings = settings
         self._points = 0
 
     def run_plan(self, plan: RunPlan, control: LoadControl | None = None) -> RunResult:
@@ -89,7 +91,7 @@ class FioEngine:
     def _run_host(self, point: str, initiator: Initiator, jobs: list[JobSpec], control: LoadControl | None = None) -> HostOutcome:
         local_dir = self.run.path("points", point, initiator.name, "job.fio").parent
         work = str(local_dir) if initiator.is_local else f"{REMOTE_ROOT}/{self.run.run_id}/{point}/{initiator.name}"
-        text = jobfile.render(jobs, f"{work}/logs")
+        text = jobfile.render(jobs, f"{work}/logs", self.settings)
         (local_dir / "job.fio").write_text(text)
         job_path = f"{work}/job.fio"
         initiator.run("mkdir -p %s", f"{work}/logs")

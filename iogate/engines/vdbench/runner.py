@@ -147,7 +147,7 @@ class VdbenchEngine:
         if not initiator.is_local:
             initiator.write_text(parm, text)
         limit_s = int(plan.duration_s) + GRACE_S
-        verify = " -v" if any(j.workload.verify for j in jobs) else ""
+        verify = " -v" if parmfile.validates(jobs) else ""
         # java.io.tmpdir: vdbench's data-validation map files go there, not into /tmp.
         opts = f"{jvm_opts}-Djava.io.tmpdir={work}/tmp -Diogate.parmfile={parm}"
         command = (
