@@ -50,7 +50,7 @@ def test_the_arrays_samples_show_the_capped_iops(local_lab: Lab, local_run: Run,
     assert all(s.write_iops == 0.0 and s.write_latency_us is None for s in idle), idle
     assert all(s.read_iops == 0.0 and s.read_latency_us is None for s in idle), idle
 
-    workload = WorkloadSpec("capped", read_pct=0, bs="4k", iodepth=16, runtime_s=5)
+    workload = WorkloadSpec("capped", read_pct=0, iodepth=16, runtime_s=5)  # 4 KiB: the default block size
     plan = RunPlan("counters", (JobSpec("w", workload, connection),))
     result = engine.run_plan(plan)
     host = result.total(Dir.WRITE)

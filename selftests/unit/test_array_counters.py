@@ -24,7 +24,7 @@ def volume(name: str) -> Volume:
 
 
 def plan(*names: str) -> RunPlan:
-    workload = WorkloadSpec("w", read_pct=100, bs="4k", runtime_s=10)
+    workload = WorkloadSpec("w", read_pct=100, runtime_s=10)  # 4 KiB: the default block size
     jobs = [JobSpec(f"j{i}", workload, Connection("block", "h1", volume(name), f"/dev/{name}")) for i, name in enumerate(names)]
     return RunPlan("point", tuple(jobs))
 
