@@ -6,7 +6,9 @@ direct I/O. Snapshot = reflink copy (later writes pay copy-on-write). Dedupe = a
 real duperemove pass over the pool. QoS = cgroup v1 blkio throttle: exact per-
 device IOPS caps, the suite's own ground-truth lever. The array is this machine,
 so its QoS is enforced on the fio processes of the local host, which the local
-connector starts inside the run's blkio cgroup.
+connector starts inside the run's blkio cgroup. Metrics = the kernel's block-layer
+counters of each volume's loop device (/sys/block/loopN/stat), sampled by the array
+itself every `metrics_interval_s` from the volume's creation (iogate.arrays.blockstat).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import mmap
 import os
 import platform
 import time
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -22,13 +25,14 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from iogate import shell
-from iogate.arrays.base import ArraySample, Capability, Snapshot, Volume, unsupported
+from iogate.arrays.base import ArraySample, Capability, Snapshot, Volume, check_window, unsupported
+from iogate.arrays.blockstat import BlockStat, CounterSampler, parse_stat
 from iogate.arrays.exports import BlockExport
 from iogate.errors import ArrayError
 from iogate.lab import DeviceIdentity, Lab, QoS
 from iogate.run import Run
 from iogate.run.ledger import Entry
-from iogate.run.resources import release
+from iogate.run.resources import loop_backing_file, loops_backed_by, release
 from iogate.units import parse_size_bytes
 
 BLKIO_ROOT = Path("/sys/fs/cgroup/blkio")
@@ -48,6 +52,10 @@ class LocalOptions(BaseModel):
     # its replication QoS's rate: at the pool disk's full speed, the copy's impact on the load
     # measured how fast this machine's disk was that minute, not the lab's service level.
     replica_bytes_per_s: int = Field(default=64 << 20, gt=0)
+    # METRICS: how often the array reads each volume's block counters, and how long it keeps them
+    # (memory is bounded: a window older than that returns only what is left of it).
+    metrics_interval_s: float = Field(default=1.0, ge=0.1, le=60)
+    metrics_keep_s: float = Field(default=6 * 3600, gt=0)
 
 
 def _run(argv: list[str]) -> str:
@@ -65,7 +73,8 @@ class LocalArray:
 
     Options: ClassVar[type[BaseModel]] = LocalOptions
     capabilities: ClassVar[frozenset[Capability]] = frozenset(
-        {Capability.SNAPSHOT, Capability.RESTORE, Capability.DEDUPE, Capability.REPLICATE, Capability.QOS, Capability.COMPRESSION}
+        {Capability.SNAPSHOT, Capability.RESTORE, Capability.DEDUPE, Capability.REPLICATE, Capability.QOS, Capability.COMPRESSION,
+         Capability.METRICS}
     )
 
     serves_all_protocols: ClassVar[bool] = True  # block and nbd both reach the same loop device
@@ -79,6 +88,9 @@ class LocalArray:
         self._own: list[Entry] = []
         self._volumes: dict[str, tuple[Volume, list[Entry]]] = {}
         self._snapshots: dict[str, Entry] = {}
+        interval_s = self.options.metrics_interval_s
+        self.counters = CounterSampler(interval_s, max(2, int(self.options.metrics_keep_s / interval_s) + 1),
+                                       name=f"iogate-counters-{run.run_id}")
 
     @classmethod
     def lab_problems(cls, lab: Lab, options: LocalOptions) -> list[tuple[tuple[str | int, ...], str]]:
@@ -140,6 +152,7 @@ class LocalArray:
         ledger.created(entry)
 
     def teardown(self) -> None:
+        self.counters.stop()
         for volume, _ in list(self._volumes.values()):
             self.delete_volume(volume)
         for entry in self._snapshots.values():
@@ -180,9 +193,11 @@ class LocalArray:
         )
         self._volumes[name] = (volume, owned)
         self.set_qos(volume, qos)
+        self.counters.watch(str(path), self._counter_reader(str(path)))
         return volume
 
     def delete_volume(self, volume: Volume) -> None:
+        self.counters.forget(str(self._volume_file(volume)))
         _, owned = self._volumes.pop(volume.name)
         release(self.run.ledger, owned)
 
@@ -243,7 +258,37 @@ class LocalArray:
         raise unsupported("local", Capability.MIRROR)
 
     def volume_metrics(self, volume: Volume, start: datetime, end: datetime) -> list[ArraySample]:
-        raise unsupported("local", Capability.METRICS)
+        """The kernel's block counters of the volume's loop device, per sampling interval, stamped at the
+        interval's end within [start, end]: IOPS = completed I/Os / interval, latency = the device's summed
+        request time / its I/Os (whole milliseconds of sums: +-1 ms per interval; a throttle's wait is not in
+        it). Sampled since the volume was created, kept `metrics_keep_s`; [] for a window without a sample."""
+        check_window(start, end)
+        key = str(self._volume_file(volume))
+        if key not in {str(self._volume_file(own)) for own, _ in self._volumes.values()}:
+            raise ArrayError(f"local array: volume {volume.name} ({key}) is not a volume of this array")
+        samples = self.counters.samples(key, start, end)
+        failing = self.counters.failing(key)
+        if not samples and failing is not None:
+            raise ArrayError(f"local array: volume {volume.name}: cannot read its block counters: {failing}")
+        return samples
+
+    def _counter_reader(self, backing_file: str) -> Callable[[], tuple[str, BlockStat]]:
+        """Reads the counters of the loop device the kernel says is backed by the volume's file: found by that
+        identity (not by the device name it was given), checked again at every reading, looked up anew when
+        it no longer matches."""
+        device: list[str] = []
+
+        def read() -> tuple[str, BlockStat]:
+            if not device or loop_backing_file(device[0]) != backing_file:
+                found = loops_backed_by(backing_file)
+                if len(found) != 1:
+                    device.clear()
+                    raise ArrayError(f"{len(found)} loop devices are backed by {backing_file} ({', '.join(found) or 'none'}), not one")
+                device[:] = found
+            name = Path(device[0]).name
+            return name, parse_stat(Path(f"/sys/block/{name}/stat").read_text())
+
+        return read
 
     def pool_used_bytes(self) -> int:
         stats = os.statvfs(self.pool_dir)

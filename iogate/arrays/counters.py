@@ -1,0 +1,149 @@
+"""The array's own counters of a run point (METRICS), as evidence beside the host's figures.
+
+After a run point, every volume the plan's jobs touched is asked for the array's samples over the
+run's measured window (RunResult.start_ms .. end_ms: after the ramp, on the clock of the host that
+ran the engine, which for a remote host may differ from the array's by its clock offset). What
+comes back is reported as it is: a volume with no sample is "no samples for this window", never
+zeros, and a failed call is reported by name with its error and never fails the measurement. It
+is evidence, not a verdict: nothing here judges.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from iogate.arrays.base import ArrayDriver, ArraySample, Capability, Volume, samples_evidence
+from iogate.engines.workload import RunPlan
+from iogate.metrics.types import Dir, RunResult
+from iogate.report.table import table_csv
+
+NO_SAMPLES = "the array reported no samples for this window"
+
+
+@dataclass(frozen=True)
+class VolumeCounters:
+    """What the array said of one volume over the window: its samples, or the error of the call."""
+
+    volume: str
+    samples: tuple[ArraySample, ...] = ()
+    error: str | None = None  # "volume_metrics(<volume>, <start>, <end>): <type>: <message>" when the call failed
+
+    @property
+    def evidence(self) -> dict[str, Any] | None:
+        return samples_evidence(self.samples) if self.error is None else None
+
+    @property
+    def status(self) -> str:
+        if self.error is not None:
+            return f"error: {self.error}"
+        return f"{len(self.samples)} sample(s)" if self.samples else NO_SAMPLES
+
+
+@dataclass(frozen=True)
+class ArrayCounters:
+    """The array's counters of one run point, beside what the host measured."""
+
+    point: str
+    driver: str
+    start: datetime
+    end: datetime
+    volumes: tuple[VolumeCounters, ...]
+    host_iops: dict[str, float]  # "read", "write", "total": the engine's IOPS over the same window
+
+    def array_iops(self) -> dict[str, float | None] | None:
+        """Read, write and total IOPS the array saw: the sum over the volumes that reported samples of each
+        one's mean over its samples (a side some volume did not report is None, not counted as 0); None when
+        no volume reported a sample (no data, not zero)."""
+        reported = [e for v in self.volumes if (e := v.evidence) is not None]
+        if not reported:
+            return None
+        figures: dict[str, float | None] = {}
+        for side in ("read", "write"):
+            means = [e[f"{side}_iops_mean"] for e in reported]
+            figures[side] = None if None in means else sum(means)
+        read, write = figures["read"], figures["write"]
+        figures["total"] = None if read is None or write is None else read + write
+        return figures
+
+    def summary_line(self) -> str:
+        """One line: the array-seen IOPS over the window against the host-seen, and each volume without figures."""
+        host = (f"host-seen {self.host_iops['total']:.1f} IOPS (read {self.host_iops['read']:.1f}, "
+                f"write {self.host_iops['write']:.1f})")
+        figures = self.array_iops()
+        gaps = [f"{v.volume}: {v.status}" for v in self.volumes if v.evidence is None]
+        if figures is None:
+            said = NO_SAMPLES if not any(v.error for v in self.volumes) else "no figures"
+            return "; ".join([f"array counters ({self.driver}): {said}; {host}", *gaps])
+
+        def fmt(value: float | None) -> str:
+            return "not reported" if value is None else f"{value:.1f}"
+
+        of = f" from {len(self.volumes) - len(gaps)} of {len(self.volumes)} volumes" if gaps else ""
+        total = "" if figures["total"] is None else f" {fmt(figures['total'])}"
+        head = (f"array counters ({self.driver}): array-seen{total} IOPS (read {fmt(figures['read'])}, "
+                f"write {fmt(figures['write'])}){of} vs {host}")
+        return "; ".join([head, *gaps])
+
+    def to_json(self) -> str:
+        return json.dumps({
+            "point": self.point,
+            "driver": self.driver,
+            "window": {"start": self.start.isoformat(), "end": self.end.isoformat()},
+            "summary": self.summary_line(),
+            "host_iops": self.host_iops,
+            "array_iops": self.array_iops(),
+            "volumes": [
+                {"volume": v.volume, "status": v.status, "error": v.error, "evidence": v.evidence} for v in self.volumes
+            ],
+        }, indent=2)
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One row per sample of every volume (empty figures where the array reported none)."""
+        return [
+            {"volume": v.volume, "time": s.time.isoformat(), "interval_s": s.interval_s,
+             "read_iops": s.read_iops, "write_iops": s.write_iops,
+             "read_latency_us": s.read_latency_us, "write_latency_us": s.write_latency_us, "note": s.note}
+            for v in self.volumes for s in v.samples
+        ]
+
+    def csv(self) -> str:
+        """The samples as CSV; with none at all, one line saying why (no samples, or each call's error)."""
+        rows = self.rows()
+        if rows:
+            return table_csv(rows)
+        return "".join(f"# {v.volume}: {v.status}\n" for v in self.volumes)
+
+
+def plan_volumes(plan: RunPlan) -> list[Volume]:
+    """The volumes the plan's jobs reach, each once, in job order (by name: a volume of the array)."""
+    seen: dict[str, Volume] = {}
+    for job in plan.jobs:
+        seen.setdefault(job.target.volume.name, job.target.volume)
+    return list(seen.values())
+
+
+def _utc(epoch_ms: int) -> datetime:
+    return datetime.fromtimestamp(epoch_ms / 1000, UTC)
+
+
+def run_point_counters(array: ArrayDriver, driver: str, plan: RunPlan, result: RunResult) -> ArrayCounters | None:
+    """The array's samples of every volume of the plan over the run's measured window; None when the array
+    has no METRICS. A call that fails is recorded with its error (it does not raise: evidence, not a verdict)."""
+    if Capability.METRICS not in array.capabilities:
+        return None
+    start, end = _utc(result.start_ms), _utc(result.end_ms)
+    volumes = []
+    for volume in plan_volumes(plan):
+        try:
+            samples = array.volume_metrics(volume, start, end)
+        except Exception as exc:  # any failure of the call is evidence to show, not a reason to lose the measurement
+            call = f"volume_metrics({volume.name}, {start.isoformat()}, {end.isoformat()})"
+            volumes.append(VolumeCounters(volume.name, error=f"{call}: {type(exc).__name__}: {exc}"))
+            continue
+        volumes.append(VolumeCounters(volume.name, samples=tuple(sorted(samples, key=lambda s: s.time))))
+    reads, writes = result.total(Dir.READ).iops, result.total(Dir.WRITE).iops
+    host = {"read": reads, "write": writes, "total": result.total_iops}
+    return ArrayCounters(point=plan.name, driver=driver, start=start, end=end, volumes=tuple(volumes), host_iops=host)
