@@ -161,6 +161,12 @@ class FioEngine:
             raise EngineError(f"host {initiator.name}: fio exited {done.rc} without output: {(done.stderr or done.stdout).strip()[-1500:]}")
         data = parse.load_json(output, f"{initiator.name}:{work}/out.json")
         (local_dir / "out.json").write_text(output)
+        artifacts = {f"{initiator.name} job file": str(local_dir / "job.fio"), f"{initiator.name} fio json+": str(local_dir / "out.json")}
+        if "fio:" in done.stderr:
+            # Where fio names what failed ("fio: io_u error on file /dev/loop7: Input/output error: write offset=...");
+            # the job's json says only its errno. (Over SSH, stderr without "fio:" is ssh's own chatter.)
+            (local_dir / "fio.stderr").write_text(done.stderr)
+            artifacts[f"{initiator.name} fio stderr"] = str(local_dir / "fio.stderr")
         logs = self._fetch_logs(initiator, f"{work}/logs", local_dir / "logs")
         samples, hist = parse.parse_logs(logs, initiator.name)
         results = parse.parse_jobs(data, initiator.name)
@@ -174,10 +180,7 @@ class FioEngine:
             end_ms=int(data["timestamp_ms"]),
             runtime_ms=runtime_ms,
             cpu_busy_pct=100.0 * (busy1 - busy0) / max(total1 - total0, 1),
-            artifacts={
-                f"{initiator.name} job file": str(local_dir / "job.fio"),
-                f"{initiator.name} fio json+": str(local_dir / "out.json"),
-            },
+            artifacts=artifacts,
         )
 
     def _watch(self, path: Path, stop: threading.Event) -> None:
