@@ -50,7 +50,7 @@ pytestmark = [pytest.mark.faults, pytest.mark.skipif(os.geteuid() != 0, reason="
 
 ROOT = Path(__file__).resolve().parents[2]
 BAD_LABS = ROOT / "selftests" / "data" / "labs_bad"
-ZERO = {"loops": 0, "mounts": 0, "processes": 0, "cgroups": 0, "ledger": 0, "outside_bytes": 0}
+ZERO = {"loops": 0, "mounts": 0, "processes": 0, "cgroups": 0, "ledger": 0, "outside_bytes": 0, "netns": 0}
 SHORT = WorkloadSpec("short", read_pct=50, runtime_s=1)
 
 
