@@ -28,7 +28,7 @@ from iogate import shell
 from iogate.arrays.base import ArraySample, Capability, Snapshot, Volume, check_window, unsupported
 from iogate.arrays.blockstat import BlockStat, CounterSampler, parse_stat
 from iogate.arrays.exports import BlockExport
-from iogate.errors import ArrayError
+from iogate.errors import ArrayError, IOGateError
 from iogate.lab import DeviceIdentity, Lab, QoS
 from iogate.run import Run
 from iogate.run.ledger import Entry
@@ -153,13 +153,23 @@ class LocalArray:
 
     def teardown(self) -> None:
         self.counters.stop()
-        for volume, _ in list(self._volumes.values()):
-            self.delete_volume(volume)
+        # A failed pool (XFS shut down after its storage failed) answers EIO even to a stat of the files in
+        # it, so their removal fails; they go with the pool's unmount and are released after it.
+        failed: list[Entry] = []
+        for volume, owned in list(self._volumes.values()):
+            try:
+                self.delete_volume(volume)
+            except IOGateError:
+                failed.extend(owned)
         for entry in self._snapshots.values():
-            release(self.run.ledger, [entry])
+            try:
+                release(self.run.ledger, [entry])
+            except IOGateError:
+                failed.append(entry)
         self._snapshots.clear()
         release(self.run.ledger, self._own)
         self._own.clear()
+        release(self.run.ledger, failed)
 
     def facts(self) -> dict[str, str]:
         return {

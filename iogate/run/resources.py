@@ -92,18 +92,29 @@ def marker_pids(marker: str) -> list[int]:
 
 
 def _remove_process(attrs: dict[str, Any]) -> str | None:
-    """Kill processes whose command line carries the run's marker (e.g. its job file)."""
-    pids = marker_pids(attrs["marker"])
-    if not pids:
+    """Kill processes whose command line carries the run's marker (e.g. its job file).
+
+    Listed again after each kill: a fio killed while it starts forks its job processes after the
+    first listing, and an orphaned job waits for its dead parent forever."""
+    killed: list[int] = []
+    for _ in range(3):
+        pids = [p for p in marker_pids(attrs["marker"]) if p not in killed]
+        if not pids:
+            break
+        for pid in pids:
+            _signal(pid, signal.SIGTERM)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and any(process_start_ticks(p) is not None for p in pids):
+            time.sleep(0.1)
+        for pid in pids:
+            _signal(pid, signal.SIGKILL)
+        killed += pids
+        deadline = time.monotonic() + 2
+        while time.monotonic() < deadline and any(process_start_ticks(p) is not None for p in pids):
+            time.sleep(0.05)
+    if not killed:
         return None
-    for pid in pids:
-        _signal(pid, signal.SIGTERM)
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and any(process_start_ticks(p) is not None for p in pids):
-        time.sleep(0.1)
-    for pid in pids:
-        _signal(pid, signal.SIGKILL)
-    return f"killed {attrs.get('name', 'process')} pid {', '.join(map(str, pids))}"
+    return f"killed {attrs.get('name', 'process')} pid {', '.join(map(str, killed))}"
 
 
 def _signal(pid: int, sig: signal.Signals) -> None:

@@ -3,10 +3,11 @@
 Each fault runs in a workdir of its own; `leftovers(work)` counts, by what the
 kernel says, the loop devices backed by files under it, mounts under it,
 processes whose command line names it, blkio cgroups of its runs, ledger
-entries still open, and bytes changed on devices no run provisioned (a
+entries still open, bytes changed on devices no run provisioned (a
 session-wide sentinel loop device, and each foreign device a fault offers,
-snapshotted right before the fault). After each fault (and a self-healing
-start where the controller died) every count must be 0.
+snapshotted right before the fault), and network namespaces and veth links its
+runs journalled (open or released) that the kernel still has. After each fault
+(and a self-healing start where the controller died) every count must be 0.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from iogate.run.ledger import Ledger
 from iogate.run.resources import marker_pids
 
 BLKIO = Path("/sys/fs/cgroup/blkio")
+NETNS = Path("/run/netns")
+NET = Path("/sys/class/net")
 
 
 @dataclass
@@ -62,9 +65,14 @@ def leftovers(work: Path) -> dict[str, int]:
     mounts = sum(1 for line in Path("/proc/mounts").read_text().splitlines() if line.split()[1].startswith(root))
     runs = [p.parent for p in work.glob("runs/*/ledger.jsonl")]
     cgroups = sum(1 for run in runs if (BLKIO / f"iogate-{run.name}").exists())
-    open_entries = sum(len(Ledger.load(run / "ledger.jsonl")[0].open_entries()) for run in runs)
+    ledgers = [Ledger.load(run / "ledger.jsonl")[0] for run in runs]
+    open_entries = sum(len(ledger.open_entries()) for ledger in ledgers)
+    # Namespaces and links live outside the workdir: their names come from the journals, their existence from the kernel.
+    netns = sum(1 for ledger in ledgers for entry in ledger.entries.values()
+                if (entry.kind == "netns" and (NETNS / entry.attrs["name"]).exists())
+                or (entry.kind == "veth" and (NET / entry.attrs["name"]).exists()))
     return {"loops": loops, "mounts": mounts, "processes": len(marker_pids(root)), "cgroups": cgroups, "ledger": open_entries,
-            "outside_bytes": outside_bytes()}
+            "outside_bytes": outside_bytes(), "netns": netns}
 
 
 def detect(action: Callable[[], object], expected: type[BaseException]) -> tuple[str, float]:
@@ -78,10 +86,11 @@ def detect(action: Callable[[], object], expected: type[BaseException]) -> tuple
 
 
 def table(rows: list[FaultRow]) -> list[str]:
-    head = f"{'fault':<38} {'detect_s':>8} {'went on':>7}  {'left: loops/mounts/procs/cgroups/ledger/outside':<48} error"
+    head = f"{'fault':<38} {'detect_s':>8} {'went on':>7}  {'left: loops/mounts/procs/cgroups/ledger/outside/netns':<54} error"
     lines = [head, "-" * len(head)]
+    keys = ("loops", "mounts", "processes", "cgroups", "ledger", "outside_bytes", "netns")
     for row in rows:
-        counts = "/".join(str(row.leftovers.get(k, "?")) for k in ("loops", "mounts", "processes", "cgroups", "ledger", "outside_bytes"))
-        lines.append(f"{row.fault:<38} {row.detect_s:>8.2f} {'yes' if row.went_on else 'NO':>7}  {counts:<48} "
+        counts = "/".join(str(row.leftovers.get(k, "?")) for k in keys)
+        lines.append(f"{row.fault:<38} {row.detect_s:>8.2f} {'yes' if row.went_on else 'NO':>7}  {counts:<54} "
                      f"{row.error.splitlines()[0][:160]}")
     return lines

@@ -7,7 +7,11 @@ self-healing start). The table prints at the end of the session; every test
 asserts its own row: the error names the fault and the resource, detection
 is bounded, and every leftover count is 0.
 
-Run: `.venv/bin/python -m pytest selftests/faults -m faults` (root, loop devices).
+Faults under load (a LUN lost, the pool frozen, a namespace host lost) are
+injected by a thread once fio runs; their detection time counts from the
+injection.
+
+Run: `.venv/bin/python -m pytest selftests/faults -m faults` (root, loop devices, network namespaces).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -30,7 +34,8 @@ from criteria import no_io_errors
 from iogate.arrays.base import Volume
 from iogate.arrays.local import LocalArray
 from iogate.arrays.static import StaticArray
-from iogate.engines.fio.runner import FioEngine
+from iogate.engines.choice import choose_engine
+from iogate.engines.fio.runner import KILL_AFTER_S, STUCK_S, FioEngine
 from iogate.engines.helper import require_complete
 from iogate.engines.workload import Extent, JobSpec, RunPlan, WorkloadSpec
 from iogate.errors import ArrayError, EngineError, GuardRefused, HostError, LabFileError
@@ -38,6 +43,7 @@ from iogate.hosts.connectors.base import Connection
 from iogate.hosts.guard import Guard
 from iogate.hosts.initiator import Initiator
 from iogate.lab import DEFAULT_LAB, DeviceIdentity, HostConfig, Lab, load_lab
+from iogate.labs import netns
 from iogate.metrics.types import Dir
 from iogate.procedures.prefill import PREFILL
 from iogate.run import Run
@@ -45,12 +51,13 @@ from iogate.run.resources import heal, marker_pids, release_all
 from selftests.conftest import block_target
 from selftests.exports import block_device
 from selftests.faults.campaign import ROWS, FaultRow, changed_bytes, detect, leftovers
+from selftests.netns_cluster import netns_cluster
 
-pytestmark = [pytest.mark.faults, pytest.mark.skipif(os.geteuid() != 0, reason="loop devices need root")]
+pytestmark = [pytest.mark.faults, pytest.mark.skipif(os.geteuid() != 0, reason="loop devices and namespaces need root")]
 
 ROOT = Path(__file__).resolve().parents[2]
 BAD_LABS = ROOT / "selftests" / "data" / "labs_bad"
-ZERO = {"loops": 0, "mounts": 0, "processes": 0, "cgroups": 0, "ledger": 0, "outside_bytes": 0}
+ZERO = {"loops": 0, "mounts": 0, "processes": 0, "cgroups": 0, "ledger": 0, "outside_bytes": 0, "netns": 0}
 SHORT = WorkloadSpec("short", read_pct=50, runtime_s=1)
 
 
@@ -95,7 +102,8 @@ from iogate.arrays.local import LocalArray
 from iogate.hosts.initiator import Initiator
 from iogate.hosts.guard import Guard
 from iogate.hosts.connectors.block import BlockConnector
-from iogate.engines.fio.runner import FioEngine
+from iogate.engines.choice import choose_engine
+from iogate.engines.fio.runner import KILL_AFTER_S, STUCK_S, FioEngine
 from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
 
 stage = sys.argv[2]
@@ -374,6 +382,211 @@ def test_job_without_io_fails_no_io_errors(tmp_path: Path) -> None:
     verdict = no_io_errors.evaluate([_idle(job) for job in real_run("randrw.json").jobs], no_io_errors.Params())
     row = FaultRow("job did no I/O (json error 0)", verdict.detail, time.monotonic() - started, not verdict.passed, leftovers(tmp_path))
     record(row, bound_s=5, names=("did no I/O",))
+
+
+# -- faults under load: the LUN lost, the pool frozen, a namespace host lost ----------------------------
+class _Injector(threading.Thread):
+    """Injects a fault once `ready()` says the load runs and delay_s more of I/O went by; keeps the time."""
+
+    def __init__(self, ready: Callable[[], bool], inject: Callable[[], object], delay_s: float = 1.0, wait_s: float = 60) -> None:
+        super().__init__(daemon=True, name="fault injector")
+        self.ready, self.inject, self.delay_s, self.wait_s = ready, inject, delay_s, wait_s
+        self.at: float | None = None
+        self.error: BaseException | None = None
+        self._lock = threading.Lock()
+        self._cancelled = False
+
+    def run(self) -> None:
+        try:
+            deadline = time.monotonic() + self.wait_s
+            while not self.ready():
+                if time.monotonic() > deadline or self._cancelled:
+                    raise AssertionError(f"the load never started within {self.wait_s} s: no fault injected")
+                time.sleep(0.1)
+            time.sleep(self.delay_s)
+            with self._lock:
+                if self._cancelled:
+                    return
+                self.inject()
+                self.at = time.monotonic()
+        except BaseException as exc:  # handed to the test by injected_at()
+            self.error = exc
+
+    def cancel(self) -> None:
+        """After this returns the fault was injected or never will be (undo it after this)."""
+        with self._lock:
+            self._cancelled = True
+
+    def injected_at(self) -> float:
+        self.join(self.wait_s + self.delay_s + 30)
+        if self.error is not None:
+            raise self.error
+        assert self.at is not None, "the fault was never injected"
+        return self.at
+
+
+def _no_fio_within(work: Path, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while _fio_running(work) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _fio_running(work), f"fio still runs {seconds} s later"
+
+
+def _settled(work: Path, within_s: float = 10) -> dict[str, int]:
+    """Leftovers once the kernel is done: a busy pool unmounted lazily and its loop devices (detached
+    while a killed job still held them) are released asynchronously after the last user is gone."""
+    deadline = time.monotonic() + within_s
+    while any((left := leftovers(work)).values()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return left
+
+
+def test_lun_lost_under_load(tmp_path: Path) -> None:
+    """The LUN under a running load goes away: every read and write of its device fails with EIO.
+
+    Why this fault: a storage engineer's "the LUN went away" (paths lost, the LUN unmapped or offlined)
+    is, on the host, every request to the device failing with EIO, in flight or new. A loop device
+    cannot vanish while fio holds it (LOOP_CLR_FD only marks it for removal at last close,
+    LOOP_CTL_REMOVE refuses a busy one, LOOP_CHANGE_FD takes read-only devices only), and shrinking it
+    to 0 bytes (truncate + LOOP_SET_CAPACITY) gives ENOSPC on writes and 0-byte reads fio counts as
+    done, i.e. a full volume, not a lost one. What fails a loop device the way a lost LUN fails is its
+    backing storage failing: the XFS holding the volume's backing file shut down (`xfs_io -x -c
+    shutdown`, what XFS does by itself when its disk fails) answers the loop driver's every read and
+    write with EIO. That pool is the volume's own (a second pool of the array); the session's pool
+    goes on serving.
+    """
+    work = tmp_path / "work"
+    with local(work) as (lab, run, array):
+        lun_run = Run.start(work, "lun")
+        failing = LocalArray(lab, lun_run)
+        try:
+            failing.setup()
+            volume, connection, engine = block_target(lab, lun_run, failing, "lun", 64 << 20)
+            device = block_device(volume)
+            shutdown = ["xfs_io", "-x", "-c", "shutdown", str(failing.pool_dir)]
+            injector = _Injector(lambda: _fio_running(work), lambda: subprocess.run(shutdown, check=True, capture_output=True))
+            injector.start()
+            load = WorkloadSpec("load", read_pct=50, runtime_s=30)  # a cap: the first EIO ends the job
+            result = engine.run_plan(RunPlan("load", (JobSpec("w", load, connection),)))
+            detect_s = time.monotonic() - injector.injected_at()
+            verdict = no_io_errors.evaluate(result)
+            # What fio said beside its json (the report attaches both): the io_u error line names the device.
+            said = "\n".join(Path(result.artifacts[label]).read_text().split("\n{", 1)[0]
+                             for label in ("localhost fio stderr", "localhost fio json+") if label in result.artifacts)
+            io_error = next((line for line in said.splitlines() if "io_u error" in line), "(fio named no file)")
+            error = f"no_io_errors {'passed' if verdict.passed else 'FAILED'}: {verdict.detail}; fio: {io_error}"
+            went_on = _still_works(lab, run, array)
+        finally:
+            try:
+                failing.teardown()
+            finally:
+                release_all(lun_run.ledger)
+    assert not verdict.passed
+    record(FaultRow("LUN lost under load (pool shut down)", error, detect_s, went_on, leftovers(work)), bound_s=30,
+           names=("FAILED", "error 5 (EIO", device, "Input/output error"))
+
+
+def test_pool_frozen_under_write_load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The array's pool hangs under a write load: its I/O neither completes nor fails.
+
+    `fsfreeze -f` on the pool's XFS: the loop driver's writes into the volume's backing file wait for
+    the thaw, as the writes of a host wait on an array whose back end stalls. fio cannot be stopped
+    (its I/O waits uninterruptibly, `timeout`'s TERM and KILL do nothing): the engine gives up
+    waiting after runtime + GRACE_S + KILL_AFTER_S + STUCK_S and names the hang and the device. The
+    pool is thawed in a finally (and by a timer, should the engine hang), and the session goes on.
+    GRACE_S (120 s in a session) is shortened to 3 s to keep the campaign short; the rest of the
+    watchdog is the engine's own.
+    """
+    import iogate.engines.fio.runner as runner
+
+    grace_s, runtime_s = 3, 4
+    monkeypatch.setattr(runner, "GRACE_S", grace_s)
+    work = tmp_path / "work"
+    with local(work) as (lab, run, array):
+        volume, connection, engine = block_target(lab, run, array, "frozen", 64 << 20)
+        pool = str(array.pool_dir)
+        frozen = threading.Event()
+        lock = threading.Lock()
+
+        def freeze() -> None:
+            subprocess.run(["fsfreeze", "-f", pool], check=True, capture_output=True)
+            frozen.set()
+
+        def thaw() -> None:
+            with lock:
+                if frozen.is_set():
+                    subprocess.run(["fsfreeze", "-u", pool], check=True, capture_output=True)
+                    frozen.clear()
+
+        safety = threading.Timer(runtime_s + grace_s + KILL_AFTER_S + STUCK_S + 40, thaw)  # never leave the pool frozen
+        safety.daemon = True
+        injector = _Injector(lambda: _fio_running(work), freeze)
+        writes = WorkloadSpec("writes", read_pct=0, runtime_s=runtime_s)
+        try:
+            safety.start()
+            injector.start()
+            error, _ = detect(lambda: engine.run_plan(RunPlan("frozen", (JobSpec("w", writes, connection),))), EngineError)
+            detect_s = time.monotonic() - injector.injected_at()
+            gave_up_while_frozen = frozen.is_set()
+        finally:
+            safety.cancel()
+            injector.cancel()
+            thaw()
+        _no_fio_within(work, 30)  # thawed, the stuck I/O completes and the killed fio ends
+        went_on = _still_works(lab, run, array)
+    assert gave_up_while_frozen, "the engine only returned once the safety timer had thawed the pool"
+    bound_s = runtime_s + grace_s + KILL_AFTER_S + STUCK_S + 10
+    record(FaultRow("pool frozen under write load", error, detect_s, went_on, leftovers(work)), bound_s=bound_s,
+           names=("host localhost", "hung", block_device(volume), "volume frozen"))
+
+
+# The engine a netns session opens: fio client/server with its defaults (SSH watchdog every 5 s, the
+# client given 20 s to stop, the other hosts' jobs 10 s). What sees the loss, and the bound:
+# - sshd killed: the watchdog's ssh is refused at once, 4 attempts 3+6+9 s apart: 5 + 18 s, then the
+#   stop: 5 + 18 + 20 + 10 = 53 s -> 60 s.
+# - link down (silence: no RST, no FIN): fio's client gives the server up after 7 unanswered status
+#   requests 5 s each (~38 s); the watchdog's ssh fails once ARP does (3 s an attempt, 3+6+9 s apart:
+#   5 + 30 s), else only after ssh's ConnectTimeout (30 s an attempt). Whichever comes first, ~38 s,
+#   then the stop: 38 + 20 + 10 = 68 s -> 70 s.
+HOST_LOST_BOUND_S = {"link down": 70, "sshd killed": 60}
+
+
+@pytest.mark.parametrize("loss", ["link down", "sshd killed"])
+def test_namespace_host_lost_under_load(loss: str, tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    subnet = {"link down": 93, "sshd killed": 94}[loss]
+    with netns_cluster(work, f"f{subnet}", count=2, subnet_base=subnet) as cluster:
+        engine = choose_engine(cluster.run, cluster.initiators, cluster.guard)
+        lost, other = cluster.hosts
+        lost_dir = netns.lab_run_dir(cluster.lab) / "netns" / lost.name
+
+        def jobs_run() -> bool:  # the servers fork a job process beside their listener
+            dirs = [netns.lab_run_dir(cluster.lab) / "netns" / h.name for h in cluster.hosts]
+            return all(len(marker_pids(netns.fio_marker(d))) > 1 for d in dirs)
+
+        def inject() -> None:
+            if loss == "link down":
+                # The host's own end of its link, as a pulled cable or a dead NIC: no RST, no FIN, silence.
+                subprocess.run(["ip", "-n", lost.namespace, "link", "set", "dev", netns.PEER_IFNAME, "down"], check=True)
+            else:
+                for pid in marker_pids(netns.sshd_marker(lost_dir)):
+                    os.kill(pid, signal.SIGKILL)
+
+        injector = _Injector(jobs_run, inject)
+        injector.start()
+        load = WorkloadSpec("load", read_pct=50, runtime_s=50)  # a cap far beyond the fault
+        plan = RunPlan("load", tuple(JobSpec(f"load-{h}", load, target) for h, target in cluster.targets.items()))
+        try:
+            error, _ = detect(lambda: engine.run_plan(plan), HostError)
+        finally:
+            injector.cancel()
+        detect_s = time.monotonic() - injector.injected_at()
+        # The rest of the session goes on: the other host takes its next load.
+        after = engine.run_plan(RunPlan("after", (JobSpec(f"after-{other.name}", SHORT, cluster.targets[other.name]),)))
+        went_on = all(job[Dir.WRITE].ios > 0 for job in after.jobs)
+    assert f"host {other.name}:" not in error.split("(run stopped")[0], f"the healthy host {other.name} was blamed: {error}"
+    record(FaultRow(f"netns host {loss} under load", error, detect_s, went_on, _settled(work)), bound_s=HOST_LOST_BOUND_S[loss],
+           names=(f"host {lost.name}",))
 
 
 # -- array actions (static lab hooks) that fail ---------------------------------------------------

@@ -21,6 +21,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from testinfra.backend.base import CommandResult
+
 from iogate.engines.base import LoadControl, StatusObserver
 from iogate.engines.fio import jobfile, parse
 from iogate.engines.fio.aborts import abort_message
@@ -36,6 +38,11 @@ from iogate.units import ns_to_us
 
 # fio may take a while to lay out files or drain queues after its runtime.
 GRACE_S = 120
+# `timeout` sends KILL this long after its TERM.
+KILL_AFTER_S = 10
+# A fio stuck in uninterruptible I/O (a frozen or dead array) survives even KILL, and `timeout` waits
+# for it: the engine waits this long after the KILL, then reports the hang instead of hanging too.
+STUCK_S = 20
 REMOTE_ROOT = "/var/tmp/iogate-remote"
 _SIGNAL = re.compile(r"got signal=\d+")
 # `timeout` exits 124 when it stopped fio with TERM; 137 when KILL was needed, the same as a fio
@@ -105,7 +112,7 @@ class FioEngine:
         # Live status only where the output file can be watched as it grows (this machine).
         watch = self.observer is not None and initiator.is_local
         command = (
-            f"cd {shlex.quote(work)} && {join}exec timeout --kill-after=10 {limit_s} "
+            f"cd {shlex.quote(work)} && {join}exec timeout --kill-after={KILL_AFTER_S} {limit_s} "
             f"fio --output-format=json+ --output=out.json {'--status-interval=1 ' if watch else ''}{shlex.quote(job_path)}"
         )
         entry = self.run.ledger.intend("process", name=f"fio on {initiator.name}", marker=job_path, host=initiator.name)
@@ -121,17 +128,27 @@ class FioEngine:
         for watcher in watchers:
             watcher.start()
         started_s = time.monotonic()
+        hung = False
         try:
-            done = initiator.run_unchecked("sh -c %s", command)
+            done = _bounded(initiator, command, limit_s + KILL_AFTER_S + STUCK_S)
+            hung = done is None
         finally:
             stop.set()
             for watcher in watchers:
                 watcher.join()
-            release(self.run.ledger, [entry])
+            if not hung:
+                release(self.run.ledger, [entry])
+        if done is None:
+            # The fio process is still there, journalled: the run's teardown (or the next session's start)
+            # removes it once the array completes or fails its I/O; this test cannot wait for that.
+            raise EngineError(f"host {initiator.name}: fio did not end within {limit_s} s (its runtime + {GRACE_S} s grace) "
+                              f"and could not be stopped ({job_path}): I/O hung on {_targets(jobs)}; {KILL_AFTER_S + STUCK_S} s "
+                              "after TERM and KILL fio is still in uninterruptible I/O, which ends only when the array "
+                              "completes or fails it")
         if done.rc == _TIMED_OUT or (done.rc == _TIMED_OUT_KILLED and time.monotonic() - started_s >= limit_s):
             # fio answers timeout's SIGTERM with a json that reads like a short clean run.
             raise EngineError(f"host {initiator.name}: fio did not end within {limit_s} s (its runtime + {GRACE_S} s grace) "
-                              f"and was stopped ({job_path}): I/O hung or far slower than planned")
+                              f"and was stopped ({job_path}): I/O hung or far slower than planned on {_targets(jobs)}")
         busy1, total1 = initiator.cpu_ticks()
         output = initiator.run_unchecked("cat %s", f"{work}/out.json").stdout
         # fio reports a crash (e.g. SIGFPE in verify) only as text before its JSON; the JSON
@@ -146,6 +163,12 @@ class FioEngine:
             raise EngineError(f"host {initiator.name}: fio exited {done.rc} without output: {(done.stderr or done.stdout).strip()[-1500:]}")
         data = parse.load_json(output, f"{initiator.name}:{work}/out.json")
         (local_dir / "out.json").write_text(output)
+        artifacts = {f"{initiator.name} job file": str(local_dir / "job.fio"), f"{initiator.name} fio json+": str(local_dir / "out.json")}
+        if "fio:" in done.stderr:
+            # Where fio names what failed ("fio: io_u error on file /dev/loop7: Input/output error: write offset=...");
+            # the job's json says only its errno. (Over SSH, stderr without "fio:" is ssh's own chatter.)
+            (local_dir / "fio.stderr").write_text(done.stderr)
+            artifacts[f"{initiator.name} fio stderr"] = str(local_dir / "fio.stderr")
         logs = self._fetch_logs(initiator, f"{work}/logs", local_dir / "logs")
         samples, hist = parse.parse_logs(logs, initiator.name)
         results = parse.parse_jobs(data, initiator.name)
@@ -159,10 +182,7 @@ class FioEngine:
             end_ms=int(data["timestamp_ms"]),
             runtime_ms=runtime_ms,
             cpu_busy_pct=100.0 * (busy1 - busy0) / max(total1 - total0, 1),
-            artifacts={
-                f"{initiator.name} job file": str(local_dir / "job.fio"),
-                f"{initiator.name} fio json+": str(local_dir / "out.json"),
-            },
+            artifacts=artifacts,
         )
 
     def _watch(self, path: Path, stop: threading.Event) -> None:
@@ -217,6 +237,33 @@ class FioEngine:
             artifacts=artifacts,
             cpu_busy_pct={o.host: o.cpu_busy_pct for o in outcomes},
         )
+
+
+def _targets(jobs: list[JobSpec]) -> str:
+    """The targets of one host's jobs, as the user knows them: device (or file) and volume."""
+    return ", ".join(f"{t.device or t.filename} (volume {t.volume.name})" for t in distinct(j.target for j in jobs))
+
+
+def _bounded(initiator: Initiator, command: str, wait_s: float) -> CommandResult | None:
+    """`sh -c command` on the host, waited for at most wait_s; None when it has not ended by then
+    (it goes on in a daemon thread: a process in uninterruptible I/O cannot be ended from here)."""
+    box: list[CommandResult | BaseException] = []
+    ended = threading.Event()
+
+    def run() -> None:
+        try:
+            box.append(initiator.run_unchecked("sh -c %s", command))
+        except BaseException as exc:  # handed to the caller's thread
+            box.append(exc)
+        finally:
+            ended.set()
+
+    threading.Thread(target=run, name=f"fio on {initiator.name}", daemon=True).start()
+    if not ended.wait(wait_s):
+        return None
+    if isinstance(box[0], BaseException):
+        raise box[0]
+    return box[0]
 
 
 class _Steer:
