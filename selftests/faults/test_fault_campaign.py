@@ -469,7 +469,7 @@ def test_lun_lost_under_load(tmp_path: Path) -> None:
             load = WorkloadSpec("load", read_pct=50, runtime_s=30)  # a cap: the first EIO ends the job
             result = engine.run_plan(RunPlan("load", (JobSpec("w", load, connection),)))
             detect_s = time.monotonic() - injector.injected_at()
-            verdict = no_io_errors.evaluate(result)
+            verdict = no_io_errors.evaluate(result, no_io_errors.Params())
             # What fio said beside its json (the report attaches both): the io_u error line names the device.
             said = "\n".join(Path(result.artifacts[label]).read_text().split("\n{", 1)[0]
                              for label in ("localhost fio stderr", "localhost fio json+") if label in result.artifacts)

@@ -61,7 +61,7 @@ def test_a_mixed_size_linear_rate_job_and_a_verifier_run_as_typed(tmp_path: Path
         io_bytes = sum(job[d].io_bytes for d in (Dir.READ, Dir.WRITE))
         assert io_bytes == pytest.approx(32 << 20, abs=64 << 10)  # one pass over the region (fio ends on a whole block)
         assert io_bytes / ios == pytest.approx(34816, rel=0.10), ios
-        assert no_io_errors.evaluate(result).passed
+        assert no_io_errors.evaluate(result, no_io_errors.Params()).passed
         require_verifier_ran(result)
         text = next((tmp_path / "work").rglob("job.fio")).read_text()
         assert "bssplit=4k/50:64k/50" in text and "rate_process=linear" in text and "verify_backlog=64" in text
