@@ -22,8 +22,7 @@ from pydantic import Field, model_validator
 from iogate.arrays.base import Volume
 from iogate.engines.workload import Extent, JobSpec, RateProcess, WorkloadSpec, parse_block_size
 from iogate.lab.profiles import Profile
-from iogate.lab.yamlfile import load_model
-from iogate.procedures.common import WORKLOADS_DIR, BlockSizeStr, DataPattern, Pct, Positive, Strict
+from iogate.procedures.common import BlockSizeStr, Catalog, DataPattern, Pct, Positive, Strict, load_catalog
 from iogate.procedures.placement import ConnectFn, Region, VMJobs, place_vms
 
 
@@ -119,13 +118,12 @@ class TileSpec(Strict):
         return self.data_pattern.apply(spec)
 
 
-class TileCatalog(Strict):
-    version: Literal[1]
+class TileCatalog(Catalog):
     tile: TileSpec
 
 
 def load_tiles(path: Path | None = None) -> TileCatalog:
-    return load_model(TileCatalog, path or WORKLOADS_DIR / "vm_tiles.yaml")
+    return load_catalog(TileCatalog, "vm_tiles.yaml", path)
 
 
 

@@ -5,15 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from pydantic import Field
 
 from iogate.arrays.base import Volume
 from iogate.engines.workload import Extent, JobSpec, WorkloadSpec, parse_block_size
 from iogate.lab.profiles import Profile
-from iogate.lab.yamlfile import load_model
-from iogate.procedures.common import WORKLOADS_DIR, DataPattern, Pct, Positive, SizeStr, Strict, grid_override, pick_grid
+from iogate.procedures.common import Catalog, DataPattern, Pct, Positive, SizeStr, Strict, grid_override, load_catalog, pick_grid
 from iogate.procedures.placement import ConnectFn, Region, VMJobs, place_vms
 from iogate.units import format_size, parse_size_bytes
 
@@ -89,13 +87,12 @@ class NetAppSpec(Strict):
         return self.data_pattern.apply(spec)
 
 
-class NetAppCatalog(Strict):
-    version: Literal[1]
+class NetAppCatalog(Catalog):
     netapp: NetAppSpec
 
 
 def load_netapp(path: Path | None = None) -> NetAppCatalog:
-    return load_model(NetAppCatalog, path or WORKLOADS_DIR / "netapp.yaml")
+    return load_catalog(NetAppCatalog, "netapp.yaml", path)
 
 
 
