@@ -13,14 +13,14 @@ Records hold addresses and names only, never a secret: CHAP credentials stay in
 the iSCSI connector's options, as references (`${env:NAME}`, `${file:PATH}`)
 resolved at login and registered for redaction (iogate.lab.secrets).
 
-`vanishes_with` (network records) is the qemu marker of a lab-VM target: what a
-host connector journals against that target vanishes with the VM
-(iogate.hosts.remote).
+`vanishes_with` (NetworkExport, the base of the network records; a keyword) is
+the qemu marker of a lab-VM target: what a host connector journals against that
+target vanishes with the VM (iogate.hosts.remote).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -32,27 +32,31 @@ class BlockExport:
 
 
 @dataclass(frozen=True)
-class IscsiExport:
-    portal: str  # "address:port"
-    target_iqn: str
-    lun: int | None = None  # as the array reported it; the connector finds the LUN by WWN
-    vanishes_with: str | None = None
+class NetworkExport:
+    """What every record a host reaches over the network carries, as a keyword: the lab-VM marker."""
+
+    vanishes_with: str | None = field(default=None, kw_only=True)
 
 
 @dataclass(frozen=True)
-class NvmeTcpExport:
+class IscsiExport(NetworkExport):
+    portal: str  # "address:port"
+    target_iqn: str
+    lun: int | None = None  # as the array reported it; the connector finds the LUN by WWN
+
+
+@dataclass(frozen=True)
+class NvmeTcpExport(NetworkExport):
     traddr: str
     subsys_nqn: str
     trsvcid: str = "4420"
     nsid: int | None = None  # as the array reported it; the connector finds the namespace by NGUID
-    vanishes_with: str | None = None
 
 
 @dataclass(frozen=True)
-class NfsExport:
+class NfsExport(NetworkExport):
     server: str
     path: str
-    vanishes_with: str | None = None
 
     @property
     def source(self) -> str:

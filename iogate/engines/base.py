@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from iogate.engines.workload import RunPlan
+from iogate.errors import HostError
 from iogate.metrics.types import RunResult
 
 if TYPE_CHECKING:
@@ -64,6 +65,27 @@ class Engine(Protocol):
         """Run every job of the plan at once and return its result; with `control`, report
         the measurement start and end the load early when asked. Raise EngineError/HostError
         on failure."""
+
+
+class HostEngine:
+    """What every engine running a plan on the lab's initiators keeps: the initiators by name,
+    the guard that admits their targets, and the count that names its run points."""
+
+    def __init__(self, initiators: Mapping[str, Initiator], guard: Guard) -> None:
+        self.initiators = initiators
+        self.guard = guard
+        self._points = 0
+
+    def _next_point(self, plan: RunPlan) -> str:
+        """The next run point's name (its directory under the run): 001-<plan name>, 002-..."""
+        self._points += 1
+        return f"{self._points:03d}-{plan.name}"
+
+    def _initiator(self, host: str) -> Initiator:
+        try:
+            return self.initiators[host]
+        except KeyError:
+            raise HostError(f"no initiator named {host} in this lab") from None
 
 
 class StatusObserver(Protocol):

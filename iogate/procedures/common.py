@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from iogate.engines.workload import WorkloadSpec, parse_block_size
 from iogate.errors import LabFileError
 from iogate.lab.profiles import Profile
+from iogate.lab.yamlfile import load_model
 from iogate.units import parse_size_bytes
 
 WORKLOADS_DIR = Path(__file__).resolve().parents[2] / "workloads"
@@ -41,6 +42,20 @@ Positive = Annotated[int, Field(gt=0)]
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Catalog(Strict):
+    """A procedure's catalog file (workloads/<name>.yaml): its format version, then the procedure's spec."""
+
+    version: Literal[1]
+
+
+C = TypeVar("C", bound=Catalog)
+
+
+def load_catalog(model: type[C], file_name: str, path: Path | None = None) -> C:
+    """The catalog at `path`, by default the suite's own workloads/<file_name>."""
+    return load_model(model, path or WORKLOADS_DIR / file_name)
 
 
 class DataPattern(Strict):

@@ -10,16 +10,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from pydantic import Field
 
 from iogate.engines.workload import WorkloadSpec, parse_block_size
 from iogate.lab.profiles import Profile
-from iogate.lab.yamlfile import load_model
 from iogate.metrics.hostcpu import host_cpu, mean_pct_per_kiops
 from iogate.metrics.types import RunResult
-from iogate.procedures.common import WORKLOADS_DIR, DataPattern, Pct, Positive, SizeStr, Strict, grid_override, pick_grid
+from iogate.procedures.common import Catalog, DataPattern, Pct, Positive, SizeStr, Strict, grid_override, load_catalog, pick_grid
 from iogate.units import format_size, parse_size_bytes
 
 
@@ -78,13 +77,12 @@ class DellSweep(Strict):
         return self.data_pattern.apply(spec)
 
 
-class SweepCatalog(Strict):
-    version: Literal[1]
+class SweepCatalog(Catalog):
     dell: DellSweep
 
 
 def load_sweeps(path: Path | None = None) -> SweepCatalog:
-    return load_model(SweepCatalog, path or WORKLOADS_DIR / "sweeps.yaml")
+    return load_catalog(SweepCatalog, "sweeps.yaml", path)
 
 
 class PointFigures(Protocol):

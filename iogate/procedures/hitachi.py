@@ -22,9 +22,8 @@ from pydantic import Field, model_validator
 from iogate.arrays.base import Volume
 from iogate.engines.workload import Extent, JobSpec, RateProcess, WorkloadSpec, parse_block_size
 from iogate.lab.profiles import Profile
-from iogate.lab.yamlfile import load_model
-from iogate.procedures.common import WORKLOADS_DIR, BlockSizeStr, DataPattern, Pct, Positive, Strict
-from iogate.procedures.placement import ConnectFn, Region, VMJobs, place_vms
+from iogate.procedures.common import BlockSizeStr, Catalog, DataPattern, Pct, Positive, Strict, load_catalog
+from iogate.procedures.placement import ConnectFn, Region, VMJobs, connected, place_vms
 
 
 class IOProfile(Strict):
@@ -119,13 +118,12 @@ class TileSpec(Strict):
         return self.data_pattern.apply(spec)
 
 
-class TileCatalog(Strict):
-    version: Literal[1]
+class TileCatalog(Catalog):
     tile: TileSpec
 
 
 def load_tiles(path: Path | None = None) -> TileCatalog:
-    return load_model(TileCatalog, path or WORKLOADS_DIR / "vm_tiles.yaml")
+    return load_catalog(TileCatalog, "vm_tiles.yaml", path)
 
 
 
@@ -135,11 +133,9 @@ def tile_jobs(tile: TileSpec, tiles: int, hosts: Sequence[str], volumes: Sequenc
     vms = tile.vms_of_tile(scale)
     by_name = {vm.name: vm for vm in vms}
     placements = place_vms([[vm.name for vm in vms]] * tiles, hosts, volumes, span_pct=tile.io_span_pct)
-    volume_by_name = {v.name: v for v in volumes}
     jobs, targets, kinds = [], {}, {}
-    for placement in placements:
+    for placement, target in connected(placements, volumes, connect):
         vm = by_name[placement.name.split("-", 1)[1]]
-        target = connect(volume_by_name[placement.region.volume], placement.host)
         workload = tile.workload(vm, placement.region, runtime_s, ramp_s)
         jobs.append(JobSpec(placement.name, workload, target, target_iops=vm.target_iops))
         targets[placement.name] = vm.target_iops

@@ -10,8 +10,7 @@ from pydantic import Field
 from iogate.engines.workload import Extent, WorkloadSpec, parse_block_size
 from iogate.errors import LabFileError
 from iogate.lab.profiles import Profile
-from iogate.lab.yamlfile import load_model
-from iogate.procedures.common import WORKLOADS_DIR, DataPattern, Pct, Positive, SizeStr, Strict, pick_grid
+from iogate.procedures.common import Catalog, DataPattern, Pct, Positive, SizeStr, Strict, load_catalog, pick_grid
 
 
 class IOgenCase(Strict):
@@ -61,10 +60,9 @@ class IOgenSpec(Strict):
         return self.data_pattern.apply(spec)
 
 
-class IOgenCatalog(Strict):
-    version: Literal[1]
+class IOgenCatalog(Catalog):
     iogen: IOgenSpec
 
 
 def load_iogen(path: Path | None = None) -> IOgenCatalog:
-    return load_model(IOgenCatalog, path or WORKLOADS_DIR / "iogen.yaml")
+    return load_catalog(IOgenCatalog, "iogen.yaml", path)

@@ -5,16 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from pydantic import Field
 
 from iogate.arrays.base import Volume
 from iogate.engines.workload import Extent, JobSpec, WorkloadSpec, parse_block_size
 from iogate.lab.profiles import Profile
-from iogate.lab.yamlfile import load_model
-from iogate.procedures.common import WORKLOADS_DIR, DataPattern, Pct, Positive, SizeStr, Strict, grid_override, pick_grid
-from iogate.procedures.placement import ConnectFn, Region, VMJobs, place_vms
+from iogate.procedures.common import Catalog, DataPattern, Pct, Positive, SizeStr, Strict, grid_override, load_catalog, pick_grid
+from iogate.procedures.placement import ConnectFn, Region, VMJobs, connected, place_vms
 from iogate.units import format_size, parse_size_bytes
 
 
@@ -89,13 +87,12 @@ class NetAppSpec(Strict):
         return self.data_pattern.apply(spec)
 
 
-class NetAppCatalog(Strict):
-    version: Literal[1]
+class NetAppCatalog(Catalog):
     netapp: NetAppSpec
 
 
 def load_netapp(path: Path | None = None) -> NetAppCatalog:
-    return load_model(NetAppCatalog, path or WORKLOADS_DIR / "netapp.yaml")
+    return load_catalog(NetAppCatalog, "netapp.yaml", path)
 
 
 
@@ -109,11 +106,9 @@ def netapp_jobs(spec: NetAppSpec, point: NetAppPoint, hosts: Sequence[str], volu
     """
     groups = [[f"vm{n:03d}-d{d + 1}" for d in range(point.disks_per_vm)] for n in range(1, point.vms + 1)]
     placements = place_vms(groups, hosts, volumes, prefix="g")
-    volume_by_name = {v.name: v for v in volumes}
     jobs, kinds = [], {}
-    for placement in placements:
+    for placement, target in connected(placements, volumes, connect):
         name = placement.name.split("-", 1)[1]
-        target = connect(volume_by_name[placement.region.volume], placement.host)
         jobs.append(JobSpec(name, spec.workload(point, name, placement.region, runtime_s, ramp_s), target))
         kinds[name] = point.id
     return VMJobs(tuple(jobs), {}, kinds)

@@ -8,7 +8,7 @@ holds the fio jobs built from such a layout.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from iogate.arrays.base import Volume
@@ -82,6 +82,13 @@ def place_vms(groups: Sequence[Sequence[str]], hosts: Sequence[str], volumes: Se
 
 # connect(volume, host) -> the Connection a job on that host uses for that volume.
 ConnectFn = Callable[[Volume, str], Connection]
+
+
+def connected(placements: Iterable[Placement], volumes: Sequence[Volume], connect: ConnectFn) -> Iterator[tuple[Placement, Connection]]:
+    """Each placement with its region's volume connected on its host, one at a time as the caller takes them."""
+    volume_by_name = {v.name: v for v in volumes}
+    for placement in placements:
+        yield placement, connect(volume_by_name[placement.region.volume], placement.host)
 
 
 @dataclass(frozen=True)

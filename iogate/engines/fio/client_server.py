@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
-from iogate.engines.base import LoadControl
+from iogate.engines.base import HostEngine, LoadControl
 from iogate.engines.fio import jobfile, parse
 from iogate.engines.fio.aborts import abort_message
 from iogate.engines.workload import JobSpec, RunPlan
@@ -207,7 +207,7 @@ def _parallel(items: Iterable[T], action: Callable[[T], Any]) -> list[Any]:
         return list(pool.map(action, items))
 
 
-class ClientServerEngine:
+class ClientServerEngine(HostEngine):
     """Run a plan on many hosts through fio client/server (see module docstring).
 
     >>> engine = ClientServerEngine(run, initiators, guard)
@@ -229,15 +229,13 @@ class ClientServerEngine:
         grace_s: float = GRACE_S,
         settings: jobfile.FioSettings = jobfile.DEFAULT_SETTINGS,
     ) -> None:
+        super().__init__(initiators, guard)
         self.current_run = run
         self.settings = settings
-        self.initiators = initiators
-        self.guard = guard
         self.port = port
         self.watch_interval_s = watch_interval_s
         self.stop_timeout_s = stop_timeout_s
         self.grace_s = grace_s
-        self._points = 0
 
     def run(self, plan: RunPlan, control: LoadControl | None = None) -> RunResult:
         """The Engine protocol: the cluster as one RunResult (run_cluster keeps the per-host view)."""
@@ -245,18 +243,11 @@ class ClientServerEngine:
 
     run_plan = run
 
-    def _initiator(self, host: str) -> Initiator:
-        try:
-            return self.initiators[host]
-        except KeyError:
-            raise HostError(f"no initiator named {host} in this lab") from None
-
     def _client_arg(self, address: str) -> str:
         return address if self.port == FIO_SERVER_PORT else f"{address},{self.port}"
 
     def run_cluster(self, plan: RunPlan, control: LoadControl | None = None) -> ClusterResult:
-        self._points += 1
-        point = f"{self._points:03d}-{plan.name}"
+        point = self._next_point(plan)
         by_host: dict[str, list[JobSpec]] = {}
         for job in plan.jobs:
             by_host.setdefault(job.target.host, []).append(job)

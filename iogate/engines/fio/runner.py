@@ -23,11 +23,11 @@ from pathlib import Path
 
 from testinfra.backend.base import CommandResult
 
-from iogate.engines.base import LoadControl, StatusObserver
+from iogate.engines.base import HostEngine, LoadControl, StatusObserver
 from iogate.engines.fio import jobfile, parse
 from iogate.engines.fio.aborts import abort_message
 from iogate.engines.workload import JobSpec, RunPlan
-from iogate.errors import EngineError, HostError
+from iogate.errors import EngineError
 from iogate.hosts.guard import Guard, distinct
 from iogate.hosts.initiator import Initiator
 from iogate.metrics.grid import job_grids
@@ -63,22 +63,19 @@ class HostOutcome:
     artifacts: dict[str, str] = field(default_factory=dict)
 
 
-class FioEngine:
+class FioEngine(HostEngine):
     name = "fio"
 
     def __init__(self, run: Run, initiators: Mapping[str, Initiator], guard: Guard, observer: StatusObserver | None = None,
                  settings: jobfile.FioSettings = jobfile.DEFAULT_SETTINGS) -> None:
+        super().__init__(initiators, guard)
         self.run = run
-        self.initiators = initiators
-        self.guard = guard
         self.observer = observer
         self.settings = settings
-        self._points = 0
 
     def run_plan(self, plan: RunPlan, control: LoadControl | None = None) -> RunResult:
         """Run all jobs of the plan at once (see module docstring)."""
-        self._points += 1
-        point = f"{self._points:03d}-{plan.name}"
+        point = self._next_point(plan)
         by_host: dict[str, list[JobSpec]] = {}
         for job in plan.jobs:
             by_host.setdefault(job.target.host, []).append(job)
@@ -88,12 +85,6 @@ class FioEngine:
             futures = [pool.submit(self._run_host, point, self._initiator(h), jobs, control) for h, jobs in by_host.items()]
             outcomes = [f.result() for f in futures]
         return self._combine(plan, point, outcomes)
-
-    def _initiator(self, host: str) -> Initiator:
-        try:
-            return self.initiators[host]
-        except KeyError:
-            raise HostError(f"no initiator named {host} in this lab") from None
 
     def _run_host(self, point: str, initiator: Initiator, jobs: list[JobSpec], control: LoadControl | None = None) -> HostOutcome:
         local_dir = self.run.path("points", point, initiator.name, "job.fio").parent

@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
-from iogate.engines.base import LoadControl
+from iogate.engines.base import HostEngine, LoadControl
 from iogate.engines.vdbench import errorlog, health, parmfile
 from iogate.engines.vdbench.flatfile import parse_rows
 from iogate.engines.vdbench.locate import vdbench_home
@@ -38,7 +38,7 @@ from iogate.engines.vdbench.netns_master import MasterNet, join_cgroup, private_
 from iogate.engines.vdbench.outdir import parse_outdir, stopped_by_errors, to_run_result
 from iogate.engines.vdbench.source import Line
 from iogate.engines.workload import RunPlan
-from iogate.errors import EngineError, HostError
+from iogate.errors import EngineError
 from iogate.hosts.guard import Guard, distinct
 from iogate.hosts.initiator import Initiator
 from iogate.lab import HostConfig
@@ -52,24 +52,21 @@ REMOTE_ROOT = "/var/tmp/iogate-remote"
 RD_NAME = parmfile.RD_NAME
 
 
-class VdbenchEngine:
+class VdbenchEngine(HostEngine):
     name = "vdbench"
 
     def __init__(self, run: Run, initiators: Mapping[str, Initiator], guard: Guard, vdbench_home: str | None = None,
                  tolerated_warnings: tuple[re.Pattern[str], ...] = (), master: MasterNet | None = None) -> None:
         """`tolerated_warnings`: vdbench warnings that do not fail the run (see health.py); none by default.
         `master`: the master namespace for plans spanning hosts (netns_master.py); without it they are refused."""
+        super().__init__(initiators, guard)
         self.run = run
-        self.initiators = initiators
-        self.guard = guard
         self.configured_home = vdbench_home
         self.tolerated_warnings = tolerated_warnings
         self.master = master
-        self._points = 0
 
     def run_plan(self, plan: RunPlan, control: LoadControl | None = None) -> RunResult:
-        self._points += 1
-        point = f"{self._points:03d}-{plan.name}"
+        point = self._next_point(plan)
         if len(plan.hosts) > 1 and self.master is None:
             raise parmfile.Unsupported(f"run point {plan.name} spans hosts {plan.hosts}: multi-host vdbench needs a "
                                        "master namespace (hd= over the netns lab)")
@@ -82,12 +79,6 @@ class VdbenchEngine:
         finally:
             if control is not None:
                 control.measuring()  # vdbench ended (or never ran): whatever waits must not hang
-
-    def _initiator(self, host: str) -> Initiator:
-        try:
-            return self.initiators[host]
-        except KeyError:
-            raise HostError(f"no initiator named {host} in this lab") from None
 
     def _run_host(self, plan: RunPlan, point: str, initiator: Initiator, control: LoadControl | None) -> RunResult:
         """vdbench on the jobs' one host, as fio runs there."""

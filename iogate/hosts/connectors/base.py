@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
 from iogate.arrays.base import Volume
+from iogate.errors import HostError
 from iogate.lab import ProtocolConfig
 from iogate.run import Run
 from iogate.run.ledger import Entry
@@ -15,6 +16,19 @@ from iogate.run.resources import release
 
 if TYPE_CHECKING:
     from iogate.hosts.initiator import Initiator
+
+
+E = TypeVar("E")
+
+
+def required_export(protocol: str, volume: Volume, kind: type[E], what: str, *fields: str, note: str | None = None) -> E:
+    """The volume's `kind` record with every named field set; otherwise a HostError naming the protocol,
+    the volume and the export it lacks, followed by `note` (by default the fields, in parentheses)."""
+    record = volume.export_of(kind)
+    if record is None or not all(getattr(record, name) for name in fields):
+        detail = f" ({', '.join(fields)})" if note is None else note
+        raise HostError(f"protocol {protocol}: volume {volume.name} has no {what} export{detail}")
+    return record
 
 
 class NoOptions(BaseModel):

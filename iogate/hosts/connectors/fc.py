@@ -17,7 +17,7 @@ from iogate.arrays.base import Volume
 from iogate.arrays.exports import FcExport
 from iogate.errors import HostError
 from iogate.hosts.connectors import scan
-from iogate.hosts.connectors.base import Connection
+from iogate.hosts.connectors.base import Connection, required_export
 from iogate.hosts.initiator import Initiator
 from iogate.lab import ProtocolConfig
 from iogate.run import Run
@@ -47,8 +47,7 @@ class FcConnector:
         self.options = FcOptions.model_validate(protocol.options)
 
     def connect(self, initiator: Initiator, volume: Volume) -> Connection:
-        if volume.export_of(FcExport) is None:
-            raise HostError(f"protocol {self.protocol.name}: volume {volume.name} has no FC export (the array did not map it over FC)")
+        required_export(self.protocol.name, volume, FcExport, "FC", note=" (the array did not map it over FC)")
         if not volume.identity.wwn:
             raise HostError(f"protocol {self.protocol.name}: volume {volume.name} has no WWN to find it by ({volume.identity.describe()})")
         initiator.run(RESCAN)

@@ -19,7 +19,7 @@ from iogate.arrays.exports import IscsiExport
 from iogate.errors import HostError
 from iogate.hosts import remote
 from iogate.hosts.connectors import scan
-from iogate.hosts.connectors.base import Connection, JournalledConnector
+from iogate.hosts.connectors.base import Connection, JournalledConnector, required_export
 from iogate.hosts.initiator import Initiator
 from iogate.lab.secrets import resolve
 
@@ -39,9 +39,7 @@ class IscsiConnector(JournalledConnector):
     options: IscsiOptions
 
     def connect(self, initiator: Initiator, volume: Volume) -> Connection:
-        export = volume.export_of(IscsiExport)
-        if export is None or not export.portal or not export.target_iqn:
-            raise HostError(f"protocol {self.protocol.name}: volume {volume.name} has no iSCSI export (portal, target_iqn)")
+        export = required_export(self.protocol.name, volume, IscsiExport, "iSCSI", "portal", "target_iqn")
         portal, iqn = export.portal, export.target_iqn
         node = f"iscsiadm -m node -T {iqn} -p {portal}"
         undo = f"{node} -u >/dev/null 2>&1; {node} -o delete >/dev/null 2>&1; true"

@@ -14,9 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from iogate.arrays.base import Volume
 from iogate.arrays.exports import NfsExport
-from iogate.errors import HostError
 from iogate.hosts import remote
-from iogate.hosts.connectors.base import Connection, JournalledConnector
+from iogate.hosts.connectors.base import Connection, JournalledConnector, required_export
 from iogate.hosts.initiator import Initiator
 
 
@@ -44,9 +43,7 @@ class NfsConnector(JournalledConnector):
         return ",".join(options + list(self.options.mount_options))
 
     def connect(self, initiator: Initiator, volume: Volume) -> Connection:
-        record = volume.export_of(NfsExport)
-        if record is None or not record.server or not record.path:
-            raise HostError(f"protocol {self.protocol.name}: volume {volume.name} has no NFS export")
+        record = required_export(self.protocol.name, volume, NfsExport, "NFS", "server", "path", note="")
         export = record.source
         mountpoint = f"{self.options.mount_root}/{self.run.run_id}/{self.protocol.name}/{volume.name}"
         undo = (

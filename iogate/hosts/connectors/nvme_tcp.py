@@ -16,7 +16,7 @@ from iogate.arrays.exports import NvmeTcpExport
 from iogate.errors import HostError
 from iogate.hosts import remote
 from iogate.hosts.connectors import scan
-from iogate.hosts.connectors.base import Connection, JournalledConnector
+from iogate.hosts.connectors.base import Connection, JournalledConnector, required_export
 from iogate.hosts.initiator import Initiator
 
 
@@ -36,9 +36,7 @@ class NvmeTcpConnector(JournalledConnector):
     options: NvmeTcpOptions
 
     def connect(self, initiator: Initiator, volume: Volume) -> Connection:
-        export = volume.export_of(NvmeTcpExport)
-        if export is None or not export.traddr or not export.subsys_nqn:
-            raise HostError(f"protocol {self.protocol.name}: volume {volume.name} has no NVMe/TCP export (traddr, subsys_nqn)")
+        export = required_export(self.protocol.name, volume, NvmeTcpExport, "NVMe/TCP", "traddr", "subsys_nqn")
         traddr, trsvcid, nqn = export.traddr, str(export.trsvcid or 4420), export.subsys_nqn
         initiator.run("modprobe nvme-tcp 2>/dev/null || true")
         entry = remote.intend(
