@@ -91,6 +91,19 @@ def _join_blkio_cgroup(lab: Lab, cgroup: Path) -> list[int]:
     return pids
 
 
+PF_EXITING = 0x4  # include/linux/sched.h: set when a task starts to exit, kept while it is a zombie
+
+
+def _exiting(pid: int) -> bool:
+    """True if the process is gone or exiting (flags from /proc/PID/stat, field 9)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    flags = int(stat.rsplit(")", 1)[1].split()[6])
+    return bool(flags & PF_EXITING)
+
+
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     with netns_cluster(tmp_path_factory.mktemp("scaling") / "work", "sc", count=4, subnet_base=87) as made:
@@ -99,11 +112,12 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         fill = WorkloadSpec("fill", read_pct=0, random_pct=0, bs=1 << 20, iodepth=8, time_based=False, runtime_s=0)
         engine.run_plan(RunPlan("fill", tuple(JobSpec(f"fill-{h}", fill, t[0]) for h, t in targets.items())))
         joined = _join_blkio_cgroup(made.lab, made.array.cgroup)
-        # A server's child of the fill job may still be exiting when it is joined; what must be capped is
-        # every server process still alive (children forked later inherit the cgroup).
+        # A server's child of the fill job may still be exiting when it is joined: the kernel skips an exiting
+        # task when it migrates (it can never fork again) and /proc keeps it until it is reaped. What must be
+        # capped is every server process that is not exiting (children forked later inherit the cgroup).
         capped = {int(p) for p in (made.array.cgroup / "cgroup.procs").read_text().split()}
-        uncapped_alive = {pid for pid in joined if pid not in capped and Path(f"/proc/{pid}").exists()}
-        assert joined and not uncapped_alive, f"fio server processes outside the blkio cgroup: {uncapped_alive}"
+        uncapped = {pid for pid in joined if pid not in capped and not _exiting(pid)}
+        assert joined and not uncapped, f"fio server processes outside the blkio cgroup: {uncapped}"
         yield Cluster(made.lab, made.array, engine, made.volumes, targets)
 
 
