@@ -11,7 +11,7 @@ every job a server forks is then throttled per device, i.e. per host. Then:
     aggregate is >= 95 % of a declared data-path limit equal to the sum of caps;
   * h3 alone capped at a quarter of that: the slow-host verdict fails and names
     h3, and only h3;
-  * no caps: the slow-host verdict names no host.
+  * caps lifted: every step runs far beyond the caps (uncapped speed is no ground truth for naming hosts).
 
 Verdicts come from the shipped criteria/local.yaml bounds (the spec of this machine's labs) through the same glue
 the acceptance test uses (criteria/scaling_family.py).
@@ -164,11 +164,12 @@ def test_the_one_capped_host_is_named_slow(cluster: Cluster, family: FamilySpec)
     assert not any(f"host {h} delivers" in verdict.detail for h in ("h1", "h2", "h4"))
 
 
-def test_uncapped_hosts_are_not_named(cluster: Cluster, family: FamilySpec) -> None:
+def test_lifted_caps_are_gone(cluster: Cluster) -> None:
+    """Lifting the caps really lifts them: every step runs far beyond what the caps allowed.
+
+    Which host is slowest without caps is this machine's loop devices and CPU that minute (they swing 2-3x
+    and a fresh-clone make check saw h4 at 49.7 % of the median): no ground truth, so the slow-host verdict
+    is not asserted here; equal caps naming no host is asserted in the first test."""
     cluster.cap(dict.fromkeys(cluster.hosts))
     results = cluster.constant_steps()
-    # Without caps every host runs far beyond them: the throttle is really gone.
     assert min(r.cluster.bytes_per_s for r in results) > 4 * CAP_BYTES_PER_S
-    verdict = slow_host_verdict(family[SLOW_HOST], results)
-    print(verdict.line())
-    assert verdict.passed and "delivers" not in verdict.detail, verdict.line()
