@@ -13,7 +13,7 @@ import pytest
 from iogate.arrays import pure, vendor_base
 from iogate.arrays.base import ArraySample, Capability, samples_evidence
 from iogate.arrays.exports import IscsiExport
-from iogate.errors import ArrayError
+from iogate.errors import ArrayError, IOGateError
 from iogate.run import Run
 from iogate.run.resources import release_all
 from selftests.vendors.conftest import INITIATORS, PASSWORD_ENV, make_lab
@@ -224,3 +224,72 @@ def test_a_window_without_samples_is_no_data_not_zeros(driver: pure.Pure, array:
     with pytest.raises(ValueError, match="not after the start"):
         driver.volume_metrics(volume, now, now - timedelta(minutes=1))
     driver.teardown()
+
+
+# -- paging: a list longer than the array's page is read to its last page, or refused naming the call --------------
+def _window_with_samples(driver: pure.Pure, array: FakePure) -> tuple[Any, datetime, datetime]:
+    volume = driver.create_volume("vol0", 1 << 30)
+    (name,) = array.volume_born_ms
+    array.volume_born_ms[name] -= 10 * 60_000
+    now = datetime.now(UTC)
+    return volume, now - timedelta(minutes=5), now - timedelta(minutes=1)
+
+
+def test_a_list_longer_than_the_arrays_page_is_read_to_its_last_page(driver: pure.Pure, array: FakePure) -> None:
+    volume, start, end = _window_with_samples(driver, array)
+    whole = driver.volume_metrics(volume, start, end)  # one page: the fake's default page holds them all
+    array.max_page = 3
+    paged = driver.volume_metrics(volume, start, end)
+    assert len(whole) >= 7 and paged == whole
+    pages = [p for p in array.pages_served if p[0].endswith("/volumes/performance")][1:]  # the paged call's pages
+    assert [first for _, first, _ in pages] == list(range(0, len(whole), 3))  # every page, each from where the last ended
+    assert any("continuation_token" in q for q in array.performance_queries)
+    assert all(q.get("total_item_count") == ["true"] for q in array.performance_queries)  # the array's count is asked
+    driver.teardown()
+
+
+def test_teardown_finds_what_it_removes_on_later_pages(driver: pure.Pure, array: FakePure) -> None:
+    driver.create_volume("vol0", 1 << 30)
+    array.max_page = 1
+    driver.teardown()
+    assert array.volumes == {} and array.hosts == {} and array.connections == []
+
+
+@pytest.mark.parametrize(
+    ("lie", "says"),
+    [
+        ("no_more_flag", r"held 3 of the \d+ items"),
+        ("empty_page", r"held 3 of the \d+ items"),
+        ("total_short_of_items", r"held \d+ of the \d+ items"),
+    ],
+)
+def test_a_list_whose_pages_do_not_add_up_fails_naming_the_call(driver: pure.Pure, array: FakePure, lie: str, says: str) -> None:
+    volume, start, end = _window_with_samples(driver, array)
+    array.max_page, array.paging_lie = 3, lie
+    with pytest.raises(ArrayError, match=rf"GET /volumes/performance volume \S+vol0: incomplete list after 3 attempts: the pages {says}"):
+        driver.volume_metrics(volume, start, end)
+    array.paging_lie = None
+    driver.teardown()
+
+
+def test_the_sdk_alone_ends_a_list_quietly_on_a_first_page_without_more_items_remaining(driver: pure.Pure, array: FakePure) -> None:
+    # Why the driver counts: py-pure-client 1.96 reads more_items_remaining of the first page as `or False`.
+    _, start, _ = _window_with_samples(driver, array)
+    array.max_page, array.paging_lie = 3, "no_more_flag"
+    name = f"{driver.prefix}vol0"
+    response = driver._conn.get_volumes_performance(names=[name], start_time=int(start.timestamp() * 1000), resolution=30000)
+    assert response.continuation_token and len(list(response.items)) == 3  # a token to more, and three items: silently
+    array.paging_lie = None
+    driver.teardown()
+
+
+def test_a_cleanup_lookup_on_a_lying_list_fails_and_keeps_the_ledger_entry(driver: pure.Pure, array: FakePure, run: Run) -> None:
+    driver.create_volume("vol0", 1 << 30)
+    array.max_page, array.paging_lie = 1, "total_short_of_items"
+    with pytest.raises(IOGateError, match=r"GET /volumes volume \S+vol0: incomplete list"):
+        release_all(run.ledger)
+    assert array.volumes and array.connections  # nothing taken for gone on a partial answer
+    assert run.ledger.open_entries()
+    array.paging_lie = None
+    release_all(run.ledger)
+    assert array.volumes == {} and array.hosts == {} and array.connections == []
