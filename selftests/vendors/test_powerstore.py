@@ -22,7 +22,7 @@ from iogate.run.ledger import Ledger
 from selftests.vendors.conftest import INITIATORS, PASSWORD_ENV, make_lab
 from selftests.vendors.contract_md import PowerStoreContract
 from selftests.vendors.fake_powerstore import FakePowerStore
-from selftests.vendors.server import ContractServer, Fault, Request
+from selftests.vendors.server import ContractServer, Fault, Reply, Request
 
 pytestmark = pytest.mark.vendors
 pytest.importorskip("PyPowerStore", reason="vendor SDK not installed: pip install -r requirements-vendors.txt")
@@ -249,3 +249,62 @@ def test_a_host_without_an_initiator_name_fails_naming_the_file(
     with pytest.raises(ArrayError, match=r"host\(s\) h1 have no nvme-tcp initiator name \(/etc/nvme/hostnqn\)"):
         drv.create_volume("vol0", 1 << 30, export="nvme-tcp")
     assert array.volumes == {}  # refused before anything was created
+
+
+# -- paging: lists are read to their last page (Range / 206 / content-range), or refused naming the call ------------
+def _mapped_among_others(driver: powerstore.PowerStore, array: FakePowerStore) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A volume of the run whose own mapping comes third in the array's list of its mappings."""
+    driver.create_volume("vol0", 1 << 30)
+    (stored,) = array.volumes.values()
+    others = [
+        {"id": f"map-x{i}", "host_id": f"host-x{i}", "host_group_id": None, "volume_id": stored["id"], "logical_unit_number": 9 + i}
+        for i in range(2)
+    ]
+    array.mappings[:0] = others  # someone else's hosts mapped the volume too, listed first
+    (owned,) = driver._volumes.values()
+    return stored, owned.maps[0].attrs
+
+
+def test_the_sdks_own_mapping_list_stops_at_the_first_page(driver: powerstore.PowerStore, array: FakePowerStore) -> None:
+    # Why the driver pages itself: PyPowerStore's get_host_volume_mapping returns a 206's first page as the list.
+    stored, _ = _mapped_among_others(driver, array)
+    array.default_page = 1
+    assert len(driver._conn.provisioning.get_host_volume_mapping(stored["id"])) == 1  # of 3, silently
+    array.mappings = [m for m in array.mappings if not m["id"].startswith("map-x")]
+    driver.teardown()
+
+
+def test_cleanup_finds_its_mapping_on_a_later_page(driver: powerstore.PowerStore, array: FakePowerStore) -> None:
+    _, attrs = _mapped_among_others(driver, array)
+    array.max_page = 1
+    assert powerstore.delete_object(driver.api, driver._conn, attrs) is not None
+    assert [m["id"] for m in array.mappings] == ["map-x0", "map-x1"]  # ours found on page 3 and removed; theirs kept
+    mapping_ranges = [r for p, r in array.ranges_asked if p.endswith("/host_volume_mapping")]
+    assert mapping_ranges[-3:] == ["0-1999", "1-2000", "2-2001"]  # each page asked from where the last one ended
+    array.mappings.clear()
+    driver.teardown()
+    assert array.volumes == {} and array.hosts == {}
+
+
+@pytest.mark.parametrize(
+    ("lie", "says"),
+    [("total_inflated", r"HTTP 416"), ("skips_one", r"asked from item 1, the array's page says 2-2/3")],
+)
+def test_a_mapping_list_that_does_not_add_up_fails_naming_the_call(
+    driver: powerstore.PowerStore, array: FakePowerStore, lie: str, says: str
+) -> None:
+    _, attrs = _mapped_among_others(driver, array)
+    array.max_page, array.paging_lie = 1, lie
+    with pytest.raises(ArrayError, match=rf"GET /host_volume_mapping volume \S+vol0: .*{says}"):
+        powerstore.delete_object(driver.api, driver._conn, attrs)
+    assert len(array.mappings) == 3  # nothing taken for unmapped on a partial answer
+    array.paging_lie = None
+    array.mappings = [m for m in array.mappings if not m["id"].startswith("map-x")]
+    driver.teardown()
+
+
+def test_the_contract_check_fails_a_partial_answer_that_does_not_say_its_range() -> None:
+    contract = PowerStoreContract()
+    ranged = Request("GET", "/api/rest/host", {"select": ["id,name"]}, {"Range": "0-99"}, None)
+    assert contract.check_response(ranged, Reply(206, [], {"content-range": "0-99/250"})) == []
+    assert contract.check_response(ranged, Reply(206, [], {})) == ["206 without a content-range a-b/<total> ('')"]
