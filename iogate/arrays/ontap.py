@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 
 from iogate.arrays.base import ArraySample, Capability, Snapshot, Unsupported, Volume, check_window
 from iogate.arrays.exports import IscsiExport, NvmeTcpExport
-from iogate.arrays.rest_common import ApiCaller, Failure, VendorOptions, number_or_none, redact_sdk_logs, require_sdk
+from iogate.arrays.rest_common import ApiCaller, Failure, IncompleteList, VendorOptions, number_or_none, redact_sdk_logs, require_sdk
 from iogate.arrays.vendor_base import OwnedVolume, VendorDriver, VendorSdk, register_vendor_remover
 from iogate.errors import ArrayError
 from iogate.lab import DeviceIdentity, Lab, QoS
@@ -110,9 +110,61 @@ def _new(conn: Any, kind: str, *keys: Any, **fields: Any) -> Any:
     return obj
 
 
-def _find(api: ApiCaller, conn: Any, kind: str, what: str, **query: Any) -> Any:
+def fetch_all(conn: Any, kind: str, parents: tuple[Any, ...], query: dict[str, Any]) -> list[Any]:
+    """Every record of a GET on an ONTAP collection, as the SDK's resources, page by page.
+
+    ONTAP pages every collection (max_records, and return_timeout: a page ends after 15 s by default)
+    and links the next page as `_links.next`; a page says how many records it holds (`num_records`).
+    There is no total. netapp-ontap's get_collection/find follow the links but never compare a page's
+    num_records with its records; here each page must hold what it says, and a next link that comes
+    round again (a loop) is refused. A server that ends a list early without a next link cannot be
+    told from a whole list: that only the array's paging itself can promise.
+    """
+    import requests
+    from netapp_ontap.error import NetAppRestError
+
     cls = _res(kind)
-    return api.call(f"GET {cls._path.removeprefix('/api')}", what, lambda: cls.find(connection=conn, **query), idempotent=True)
+    url = cls.from_dict({}, *parents).get_collection_url(connection=conn)
+    params: dict[str, Any] = {"fields": "*", **query}  # find()'s default fields, so the records are whole
+    records: list[Any] = []
+    seen: set[str] = set()
+    while url:
+        try:
+            response = conn.session.get(url, params=params)
+            response.raise_for_status()
+        except requests.exceptions.RequestException as erro:
+            raise NetAppRestError(cause=erro) from None  # what the SDK raises, so classify() reads its status
+        body = response.json()
+        page = body.get("records", [])
+        if body.get("num_records") != len(page):
+            raise IncompleteList(f"page {len(seen) + 1} says num_records {body.get('num_records')!r} but holds {len(page)} records")
+        records += page
+        link = body.get("_links", {}).get("next", {}).get("href")
+        if link and link in seen:
+            raise IncompleteList(f"the next link {link} came round again after {len(records)} records")
+        seen.add(link or "")
+        url, params = (f"{conn.origin}{link}", {}) if link else ("", {})  # the next link carries the query itself
+    found = []
+    for record in records:
+        obj = cls.from_dict(record, *parents)
+        obj.set_connection(conn)
+        found.append(obj)
+    return found
+
+
+def collection(api: ApiCaller, conn: Any, kind: str, call: str, what: str, *parents: Any, **query: Any) -> list[Any]:
+    """A GET list call, every page of it (fetch_all), retried as a read."""
+    return api.call(call, what, lambda: fetch_all(conn, kind, parents, query), idempotent=True)
+
+
+def _find(api: ApiCaller, conn: Any, kind: str, what: str, *parents: Any, call: str = "", **query: Any) -> Any:
+    """The one record the query matches (the list read to its end), None for none; more than one is an error."""
+    cls = _res(kind)
+    call = call or f"GET {cls._path.removeprefix('/api')}"
+    found = collection(api, conn, kind, call, what, *parents, **query)
+    if len(found) > 1:
+        raise ArrayError(f"array {api.array}: {call} {what}: {len(found)} records match, one was expected")
+    return found[0] if found else None
 
 
 def delete_object(api: ApiCaller, conn: Any, attrs: dict[str, Any]) -> str | None:
@@ -138,12 +190,8 @@ def delete_object(api: ApiCaller, conn: Any, attrs: dict[str, Any]) -> str | Non
         flexvol = _find(api, conn, "Volume", f"snapshot {name}", name=attrs["flexvol"], **{"svm.name": svm})
         if flexvol is None:
             return None
-        cls = _res("Snapshot")
-        found = api.call(
-            "GET /storage/volumes/{volume.uuid}/snapshots",
-            f"snapshot {name}",
-            lambda: cls.find(flexvol.uuid, connection=conn, name=name),
-            idempotent=True,
+        found = _find(
+            api, conn, "Snapshot", f"snapshot {name}", flexvol.uuid, call="GET /storage/volumes/{volume.uuid}/snapshots", name=name
         )
     else:
         kind = {"lun": "Lun", "igroup": "Igroup", "namespace": "NvmeNamespace", "subsystem": "NvmeSubsystem"}[obj_type]
@@ -184,12 +232,7 @@ class Ontap(VendorDriver):
         cluster = _new(self._conn, "Cluster")
         self.api.call("GET /cluster", "cluster", lambda: cluster.get(fields="name,uuid,version"), idempotent=True)
         version = getattr(getattr(cluster, "version", None), "full", "")
-        nodes = self.api.call(
-            "GET /cluster/nodes",
-            "cluster",
-            lambda: list(_res("Node").get_collection(connection=self._conn, fields="name,model,serial_number")),
-            idempotent=True,
-        )
+        nodes = collection(self.api, self._conn, "Node", "GET /cluster/nodes", "cluster", fields="name,model,serial_number")
         self._facts = {
             "array.driver": DRIVER,
             "array.model": f"NetApp {', '.join(sorted({str(getattr(n, 'model', '?')) for n in nodes})) or 'ONTAP'}"
@@ -198,12 +241,7 @@ class Ontap(VendorDriver):
             "array.serial": ", ".join(str(getattr(n, "serial_number", "")) for n in nodes),
             "array.cluster_uuid": str(getattr(cluster, "uuid", "")),
         }
-        licences = self.api.call(
-            "GET /cluster/licensing/licenses",
-            "cluster",
-            lambda: list(_res("LicensePackage").get_collection(connection=self._conn, fields="name,state")),
-            idempotent=True,
-        )
+        licences = collection(self.api, self._conn, "LicensePackage", "GET /cluster/licensing/licenses", "cluster", fields="name,state")
         # A package counts when the cluster says it is compliant (a package without a state is not taken on trust).
         licensed = {lic.name for lic in licences if getattr(lic, "state", None) == "compliant"}
         flexvol = _find(
@@ -408,14 +446,15 @@ class Ontap(VendorDriver):
             raise Unsupported(f"array driver {DRIVER}: namespace metrics are not in the ONTAP 9.8 API description")
         lun_uuid, what = owned.entry.attrs["uuid"], f"lun {owned.entry.attrs['name']}"
         interval = metrics_interval(start, datetime.now(UTC))
-        cls = _res("PerformanceLunMetric")
-        records = self.api.call(
+        records = collection(
+            self.api,
+            self._conn,
+            "PerformanceLunMetric",
             "GET /storage/luns/{uuid}/metrics",
             what,
-            lambda: list(
-                cls.get_collection(lun_uuid, connection=self._conn, interval=interval, fields="timestamp,duration,status,iops,latency")
-            ),
-            idempotent=True,
+            lun_uuid,
+            interval=interval,
+            fields="timestamp,duration,status,iops,latency",
         )
         samples = [_metric_sample(record, self.lab.array.name, what) for record in records]
         return sorted((s for s in samples if s is not None and start <= s.time <= end), key=lambda s: s.time)

@@ -35,7 +35,8 @@ NEWER_FIELDS = {
 
 
 def contract() -> OpenApiContract:
-    return OpenApiContract(load_spec(SPEC), "/api", NEWER_FIELDS)
+    # Next links carry start.<key> query keys: the swagger's paging notes ("?start.aggregate=aggr25&max_records=25").
+    return OpenApiContract(load_spec(SPEC), "/api", NEWER_FIELDS, next_link_prefix="start.")
 
 
 @pytest.fixture
@@ -301,3 +302,47 @@ def test_every_path_the_driver_calls_is_still_in_the_ontap_9_19_path_list(driver
     assert len(called) > 15
     missing = [path for path in called if not any(p.match(path) for p in patterns)]
     assert missing == []
+
+
+# -- paging: collections are read through every _links.next, each page holding what it says, or refused ----------
+def test_a_licence_on_a_later_page_still_counts(
+    tmp_path: Path, server: ContractServer, array: FakeOntap, run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    array.max_page = 2  # snapmirror is the fourth of five licences: on the second page
+    drv = make_driver(tmp_path, server, run, monkeypatch)
+    assert Capability.REPLICATE in drv.capabilities
+    licence_pages = [first for path, first, _ in array.pages_served if path.endswith("/licenses")]
+    assert licence_pages == [0, 2, 4]
+    assert any("start.record" in r.query for r, _ in server.log)  # the next link was followed, as the cluster gave it
+
+
+def _lun_with_samples(driver: ontap.Ontap, array: FakeOntap) -> tuple[Any, datetime, datetime]:
+    volume = driver.create_volume("vol0", 1 << 30)
+    (lun_uuid,) = array.lun_born
+    now = datetime.now(UTC)
+    array.lun_born[lun_uuid] = now - timedelta(minutes=10)
+    return volume, now - timedelta(minutes=5), now - timedelta(minutes=1)
+
+
+def test_metrics_longer_than_a_page_are_read_to_the_last_page(driver: ontap.Ontap, array: FakeOntap) -> None:
+    volume, start, end = _lun_with_samples(driver, array)
+    whole = driver.volume_metrics(volume, start, end)
+    array.max_page = 7
+    paged = driver.volume_metrics(volume, start, end)
+    assert len(whole) >= 15 and paged == whole
+    metric_pages = [first for path, first, _ in array.pages_served if path.endswith("/metrics")][1:]
+    assert metric_pages[:3] == [0, 7, 14] and len(metric_pages) >= 6  # 40-odd records of the last 10 minutes, 7 a page
+    driver.teardown()
+
+
+@pytest.mark.parametrize(
+    ("lie", "says"),
+    [("num_records_off", r"page 2 says num_records 8 but holds 7 records"), ("next_loops", r"the next link \S+ came round again")],
+)
+def test_a_collection_whose_pages_do_not_add_up_fails_naming_the_call(driver: ontap.Ontap, array: FakeOntap, lie: str, says: str) -> None:
+    volume, start, end = _lun_with_samples(driver, array)
+    array.max_page, array.paging_lie = 7, lie
+    with pytest.raises(ArrayError, match=rf"GET /storage/luns/\{{uuid\}}/metrics lun \S+vol0: incomplete list after 3 attempts: {says}"):
+        driver.volume_metrics(volume, start, end)
+    array.paging_lie = None
+    driver.teardown()
