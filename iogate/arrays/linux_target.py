@@ -349,8 +349,9 @@ class LinuxTarget:
         owned = self._owned(volume)
         replica = f"{owned.lv}_rep"
         if owned.replica is None:
-            owned.replica = self._intend(f"replica of volume {volume.name} (LV {self.vg}/{replica})",
-                                         f"lvremove -q -y {self.vg}/{replica} >/dev/null 2>&1; true")
+            owned.replica = self._intend(
+                f"replica of volume {volume.name} (LV {self.vg}/{replica})", f"lvremove -q -y {self.vg}/{replica} >/dev/null 2>&1; true"
+            )
             self._own.append(owned.replica)
             self.sh(f"lvcreate -q -y -V $(blockdev --getsize64 {owned.device})b -T {self.vg}/thinpool -n {replica} >/dev/null")
             self.run.ledger.created(owned.replica)

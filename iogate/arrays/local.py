@@ -73,8 +73,15 @@ class LocalArray:
 
     Options: ClassVar[type[BaseModel]] = LocalOptions
     capabilities: ClassVar[frozenset[Capability]] = frozenset(
-        {Capability.SNAPSHOT, Capability.RESTORE, Capability.DEDUPE, Capability.REPLICATE, Capability.QOS, Capability.COMPRESSION,
-         Capability.METRICS}
+        {
+            Capability.SNAPSHOT,
+            Capability.RESTORE,
+            Capability.DEDUPE,
+            Capability.REPLICATE,
+            Capability.QOS,
+            Capability.COMPRESSION,
+            Capability.METRICS,
+        }
     )
 
     serves_all_protocols: ClassVar[bool] = True  # block and nbd both reach the same loop device
@@ -89,8 +96,9 @@ class LocalArray:
         self._volumes: dict[str, tuple[Volume, list[Entry]]] = {}
         self._snapshots: dict[str, Entry] = {}
         interval_s = self.options.metrics_interval_s
-        self.counters = CounterSampler(interval_s, max(2, int(self.options.metrics_keep_s / interval_s) + 1),
-                                       name=f"iogate-counters-{run.run_id}")
+        self.counters = CounterSampler(
+            interval_s, max(2, int(self.options.metrics_keep_s / interval_s) + 1), name=f"iogate-counters-{run.run_id}"
+        )
 
     @classmethod
     def lab_problems(cls, lab: Lab, options: LocalOptions) -> list[tuple[tuple[str | int, ...], str]]:
@@ -102,21 +110,32 @@ class LocalArray:
         pool_bytes = parse_size_bytes(options.pool_size)
         total_bytes = lab.volumes.count * lab.volumes.size_bytes
         if total_bytes > pool_bytes and not options.overcommit:
-            problems.append((("volumes", "size"), (
-                f"{lab.volumes.count} volume(s) of {human_size(lab.volumes.size_bytes)} = {human_size(total_bytes)} do not fit "
-                f"the local pool (array.options.pool_size {human_size(pool_bytes)}); enlarge the pool, shrink the volumes, "
-                "or set array.options.overcommit: true for a thin pool")))
+            problems.append(
+                (
+                    ("volumes", "size"),
+                    (
+                        f"{lab.volumes.count} volume(s) of {human_size(lab.volumes.size_bytes)} = {human_size(total_bytes)} do not fit "
+                        f"the local pool (array.options.pool_size {human_size(pool_bytes)}); enlarge the pool, shrink the volumes, "
+                        "or set array.options.overcommit: true for a thin pool"
+                    ),
+                )
+            )
         where = nearest_existing(lab.workdir)
         try:
             with open(os.open(where, os.O_TMPFILE | os.O_RDWR, 0o600), "wb") as probe:
                 probe.truncate(pool_bytes)  # sparse: costs no space, fails with EFBIG past the fs limit
         except OverflowError:
-            problems.append((("array", "options", "pool_size"), (
-                f"{human_size(pool_bytes)}: cannot hold the pool image: larger than any file offset")))
+            problems.append(
+                (("array", "options", "pool_size"), (f"{human_size(pool_bytes)}: cannot hold the pool image: larger than any file offset"))
+            )
         except OSError as exc:
             if exc.errno not in (13, 30, 95):  # EACCES, EROFS, EOPNOTSUPP: setup reports those itself
-                problems.append((("array", "options", "pool_size"), (
-                    f"{human_size(pool_bytes)}: the file system of {where} cannot hold the pool image ({exc.strerror})")))
+                problems.append(
+                    (
+                        ("array", "options", "pool_size"),
+                        (f"{human_size(pool_bytes)}: the file system of {where} cannot hold the pool image ({exc.strerror})"),
+                    )
+                )
         return problems
 
     # -- lifecycle -------------------------------------------------------------
@@ -128,8 +147,9 @@ class LocalArray:
             with image.open("wb") as handle:
                 handle.truncate(parse_size_bytes(self.options.pool_size))
         except OSError as exc:
-            raise ArrayError(f"local array: pool_size {self.options.pool_size}: cannot make {image}: {exc.strerror} "
-                             f"(errno {exc.errno})") from None
+            raise ArrayError(
+                f"local array: pool_size {self.options.pool_size}: cannot make {image}: {exc.strerror} (errno {exc.errno})"
+            ) from None
         ledger.created(entry)
         device = self._attach(image, self._own)
         if self.options.pool_fs == "xfs":
@@ -339,9 +359,7 @@ class LocalArray:
         except OSError as exc:
             raise ArrayError(f"array {self.lab.array.name}: replica of volume {volume.name} to {target}: {exc}") from None
         self.run.ledger.created(entry)
-        return {"replica": str(target), "bytes": copied, "rate_bytes_per_s": rate,
-                "duration_s": round(time.monotonic() - started, 3)}
-
+        return {"replica": str(target), "bytes": copied, "rate_bytes_per_s": rate, "duration_s": round(time.monotonic() - started, 3)}
 
 
 def paced_copy(source: Path, target: Path, bytes_per_s: int, chunk_bytes: int = 1 << 20) -> int:
