@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Protocol, TypeVar
 
 from pydantic import BaseModel
 
+from iogate.arrays.clock import ArrayClock
 from iogate.arrays.exports import Export
 from iogate.lab import DeviceIdentity, Lab, QoS
 
@@ -212,6 +213,10 @@ class ArrayDriver(Protocol):
         (timezone-aware; check_window). Each driver picks the finest sampling its API keeps for a
         window that long and says which. [] when the array has none for the window: the caller
         reports no data (samples_evidence gives None), never zeros."""
+
+    def array_clock(self) -> ArrayClock:
+        """The array's clock against this controller's, read now (iogate.arrays.clock), stated beside the
+        array's samples; a driver that cannot read it says why (offset None). Only asked with METRICS."""
 
 
 class Unsupported(Exception):

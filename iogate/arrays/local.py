@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from iogate import shell
 from iogate.arrays.base import ArraySample, Capability, Snapshot, Volume, check_window, unsupported
 from iogate.arrays.blockstat import BlockStat, CounterSampler, parse_stat
+from iogate.arrays.clock import ArrayClock
 from iogate.arrays.exports import BlockExport
 from iogate.errors import ArrayError, IOGateError
 from iogate.lab import DeviceIdentity, Lab, QoS
@@ -286,6 +287,10 @@ class LocalArray:
 
     def mirror_detach(self, volume: Volume) -> None:
         raise unsupported("local", Capability.MIRROR)
+
+    def array_clock(self) -> ArrayClock:
+        # The sampler runs in this process: its stamps are this machine's clock, the controller's own.
+        return ArrayClock(0.0, 0.0, "the local array's samples are stamped by this machine's clock")
 
     def volume_metrics(self, volume: Volume, start: datetime, end: datetime) -> list[ArraySample]:
         """The kernel's block counters of the volume's loop device, per sampling interval, stamped at the

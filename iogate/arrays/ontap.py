@@ -21,7 +21,9 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
+from iogate.arrays import clock
 from iogate.arrays.base import ArraySample, Capability, Snapshot, Unsupported, Volume, check_window
+from iogate.arrays.clock import ArrayClock
 from iogate.arrays.exports import IscsiExport, NvmeTcpExport
 from iogate.arrays.rest_common import ApiCaller, Failure, IncompleteList, VendorOptions, number_or_none, redact_sdk_logs, require_sdk
 from iogate.arrays.vendor_base import OwnedVolume, VendorDriver, VendorSdk, register_vendor_remover
@@ -267,6 +269,22 @@ class Ontap(VendorDriver):
             caps.add(Capability.DEDUPE)
         self._licensed = licensed
         return caps
+
+    def array_clock(self) -> ArrayClock:
+        """Each node's `date` ("the wall clock time of the node", whole seconds, with its time zone) from
+        GET /cluster/nodes, read between two readings of this controller's clock (iogate.arrays.clock)."""
+
+        def read() -> list[datetime]:
+            nodes = collection(self.api, self._conn, "Node", "GET /cluster/nodes", "cluster", fields="name,date")
+            stamps = []
+            for node in nodes:
+                stamp = getattr(node, "date", None)
+                stamp = datetime.fromisoformat(stamp.replace("Z", "+00:00")) if isinstance(stamp, str) else stamp
+                if isinstance(stamp, datetime) and stamp.tzinfo is not None:
+                    stamps.append(stamp)
+            return stamps
+
+        return clock.measure(read, "GET /cluster/nodes date", resolution_s=1.0)
 
     # -- igroups / subsystems ---------------------------------------------------------
     def _make_host(self, lab_host: str, protocol: str, initiator: str) -> tuple[str, Entry]:

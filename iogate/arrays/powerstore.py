@@ -177,6 +177,7 @@ class PowerStore(VendorDriver):
     capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.SNAPSHOT, Capability.REPLICATE})
     capabilities_before_setup: ClassVar[frozenset[Capability]] = frozenset({Capability.SNAPSHOT})  # setup() asks for more
     version = ""  # the array's release, from setup()
+    clock_unread: ClassVar[str] = "endpoints.md lists no call that gives the array's current time"
 
     # -- lifecycle ----------------------------------------------------------------
     def _discover(self) -> set[Capability]:

@@ -43,6 +43,7 @@ import requests
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from iogate.arrays.base import ArraySample, Capability, Snapshot, Unsupported, Volume, unsupported
+from iogate.arrays.clock import ArrayClock, not_read
 from iogate.arrays.exports import BlockExport, Export, FcExport, IscsiExport, NfsExport, NvmeTcpExport
 from iogate.errors import ArrayError
 from iogate.lab import DeviceIdentity, Lab, QoS, secrets
@@ -286,6 +287,9 @@ class StaticArray:
 
     def volume_metrics(self, volume: Volume, start: datetime, end: datetime) -> list[ArraySample]:
         raise unsupported("static", Capability.METRICS)
+
+    def array_clock(self) -> ArrayClock:
+        return not_read("a static array has no metrics, so its clock is not read")
 
     # -- hooks -----------------------------------------------------------------------------------
     def _volume(self, name: str) -> Volume:

@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel
 
 from iogate.arrays.base import ArraySample, Capability, Snapshot, Volume, unsupported
+from iogate.arrays.clock import ArrayClock, not_read
 from iogate.arrays.exports import FcExport, IscsiExport, NvmeTcpExport
 from iogate.arrays.rest_common import (
     ApiCaller,
@@ -222,6 +223,11 @@ class VendorDriver:
 
     def volume_metrics(self, volume: Volume, start: datetime, end: datetime) -> list[ArraySample]:
         raise unsupported(self.DRIVER, Capability.METRICS)
+
+    clock_unread: ClassVar[str] = "the driver has no call that gives the array's current time"
+
+    def array_clock(self) -> ArrayClock:
+        return not_read(f"{self.DRIVER}: {self.clock_unread}")
 
 
 def register_vendor_remover(driver: type[VendorDriver]) -> None:

@@ -61,6 +61,8 @@ class FakeOntap:
         self.lun_born: dict[str, datetime.datetime] = {}  # a LUN has performance samples from its creation on
         self.metrics_intervals: list[str] = []  # the `interval` of each metrics query
         self.metric_status = "ok"
+        self.clock_ahead = datetime.timedelta(0)  # how far the nodes' clocks run ahead of this machine's
+        self.tz = datetime.timezone(datetime.timedelta(hours=-4))  # the cluster's time zone (the swagger's example)
         # Paging, as the swagger's notes describe it: a collection GET ends a page after max_records (or
         # the cluster's own threshold, `max_page` here) and links the next page as _links.next, whose href
         # carries the query again plus a start.<key> (here an opaque start.record index).
@@ -126,7 +128,14 @@ class FakeOntap:
         if path == "/api/cluster/nodes":
             return self._records(
                 [
-                    {"uuid": str(uuidlib.uuid4()), "name": f"cluster1-0{i}", "model": "AFF-A400", "serial_number": f"72190000{i}"}
+                    {
+                        "uuid": str(uuidlib.uuid4()),
+                        "name": f"cluster1-0{i}",
+                        "model": "AFF-A400",
+                        "serial_number": f"72190000{i}",
+                        # "wall clock" time, whole seconds in the cluster's time zone, `clock_ahead` ahead of ours
+                        "date": (datetime.datetime.now(self.tz) + self.clock_ahead).replace(microsecond=0).isoformat(),
+                    }
                     for i in (1, 2)
                 ]
             )

@@ -35,6 +35,8 @@ class FakePure:
         self.transfer_polls_until_done = 1
         self.performance_queries: list[dict[str, list[str]]] = []
         self.volume_born_ms: dict[str, int] = {}
+        self.performance_slop_ms = 0  # a misbehaving array: samples this far either side of the window asked
+        self.sent_outside_window = False
         self._ids = itertools.count(1)
         # Paging, as FA 2.x documents it: a list answers at most `max_page` items per page (the array's
         # "system maximum limit", which caps `limit` too), with more_items_remaining and a continuation_token
@@ -132,7 +134,10 @@ class FakePure:
             if name not in self.volumes:
                 return self._error(400, name, "Volume does not exist.")
             start = max(int(q.get("start_time", [str(end - resolution)])[0]), self.volume_born_ms[name])
+            start, end = start - self.performance_slop_ms, min(end + self.performance_slop_ms, now_ms)
+            asked = (int(q.get("start_time", ["0"])[0]), int(q.get("end_time", [str(now_ms)])[0]))
             for k in range(-(-start // resolution), end // resolution + 1):
+                self.sent_outside_window |= not asked[0] <= k * resolution <= asked[1]
                 items.append(
                     {
                         "name": name,

@@ -346,3 +346,11 @@ def test_a_collection_whose_pages_do_not_add_up_fails_naming_the_call(driver: on
         driver.volume_metrics(volume, start, end)
     array.paging_lie = None
     driver.teardown()
+
+
+def test_the_clusters_clock_is_read_from_the_nodes_date(driver: ontap.Ontap, array: FakeOntap, server: ContractServer) -> None:
+    array.clock_ahead = timedelta(seconds=90)  # the nodes run 90 s ahead, in a -04:00 time zone
+    got = driver.array_clock()
+    assert got.offset_s is not None and got.uncertainty_s is not None and got.source == "GET /cluster/nodes date"
+    assert abs(got.offset_s - 90) <= got.uncertainty_s  # within what the reading itself says it can tell
+    assert any(r.query.get("fields") == ["name,date"] for r, _ in server.log if r.path == "/api/cluster/nodes")

@@ -308,3 +308,9 @@ def test_the_contract_check_fails_a_partial_answer_that_does_not_say_its_range()
     ranged = Request("GET", "/api/rest/host", {"select": ["id,name"]}, {"Range": "0-99"}, None)
     assert contract.check_response(ranged, Reply(206, [], {"content-range": "0-99/250"})) == []
     assert contract.check_response(ranged, Reply(206, [], {})) == ["206 without a content-range a-b/<total> ('')"]
+
+
+def test_the_arrays_clock_is_said_to_be_unread_and_why(driver: powerstore.PowerStore) -> None:
+    assert driver.array_clock().describe() == (
+        "array clock not read: powerstore: endpoints.md lists no call that gives the array's current time"
+    )

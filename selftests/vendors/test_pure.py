@@ -293,3 +293,16 @@ def test_a_cleanup_lookup_on_a_lying_list_fails_and_keeps_the_ledger_entry(drive
     array.paging_lie = None
     release_all(run.ledger)
     assert array.volumes == {} and array.hosts == {} and array.connections == []
+
+
+def test_samples_the_array_sends_outside_the_window_are_left_out(driver: pure.Pure, array: FakePure) -> None:
+    volume, start, end = _window_with_samples(driver, array)
+    array.performance_slop_ms = 120_000  # the array answers two minutes either side of the window asked
+    samples = driver.volume_metrics(volume, start, end)
+    assert array.sent_outside_window and samples and all(start <= s.time <= end for s in samples)
+    driver.teardown()
+
+
+def test_the_arrays_clock_is_said_to_be_unread_and_why(driver: pure.Pure) -> None:
+    got = driver.array_clock()
+    assert got.offset_s is None and "no field with the array's current time" in got.describe()
