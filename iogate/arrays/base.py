@@ -223,6 +223,7 @@ class Unsupported(Exception):
     """Raised by a driver method the driver does not have (see capabilities)."""
 
 
-def unsupported(driver: str, capability: Capability) -> Unsupported:
-    """The error an operation behind a capability the driver lacks raises."""
-    return Unsupported(f"array driver {driver} does not support {capability.value}")
+def unsupported(driver: str, capability: Capability, why: str = "") -> Unsupported:
+    """The error an operation behind a capability the driver lacks raises: the driver, the operation and,
+    where the driver knows it, why (the array's API has no such call, the lab did not allow it ...)."""
+    return Unsupported(f"array driver {driver} does not support {capability.value}" + (f": {why}" if why else ""))

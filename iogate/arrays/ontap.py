@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, Field
 
 from iogate.arrays import clock
-from iogate.arrays.base import ArraySample, Capability, Snapshot, Unsupported, Volume, check_window
+from iogate.arrays.base import ArraySample, Capability, Snapshot, Volume, check_window
 from iogate.arrays.clock import ArrayClock
 from iogate.arrays.exports import IscsiExport, NvmeTcpExport
 from iogate.arrays.rest_common import ApiCaller, Failure, IncompleteList, VendorOptions, number_or_none, redact_sdk_logs, require_sdk
@@ -221,6 +221,17 @@ class Ontap(VendorDriver):
     capabilities: ClassVar[frozenset[Capability]] = frozenset(
         {Capability.SNAPSHOT, Capability.REPLICATE, Capability.DEDUPE, Capability.METRICS}
     )
+    refusals: ClassVar[dict[Capability, str]] = {
+        Capability.RESTORE: (
+            "ONTAP snapshots are per FlexVol: restoring one (PATCH /storage/volumes/{uuid} restore_to) rolls back every LUN"
+            " and namespace of the FlexVol, not the one volume"
+        ),
+        Capability.MIRROR: "SnapMirror Synchronous is not implemented by this driver",
+        Capability.QOS: (
+            "ONTAP caps a LUN through a QoS policy group (max throughput as IOPS or bytes, not reads and writes apart"
+            " as the lab's QoS does), which this driver does not create"
+        ),
+    }
 
     def __init__(self, lab: Lab, run: Run) -> None:
         super().__init__(lab, run)
@@ -228,6 +239,7 @@ class Ontap(VendorDriver):
         self._flexvol_uuid = ""
         self._target_iqn = ""
         self._subsystem_nqns: dict[str, str] = {}
+        self._no_dedupe = "setup() has not asked the array"  # why DEDUPE is not offered, once setup() asked
 
     # -- lifecycle -----------------------------------------------------------------
     def _discover(self) -> set[Capability]:
@@ -265,8 +277,13 @@ class Ontap(VendorDriver):
         # Dedupe on demand needs dedupe enabled on the FlexVol and an array that reports the efficiency scanner (newer than 9.8).
         efficiency = getattr(flexvol, "efficiency", None)
         has_scanner = getattr(efficiency, "scanner", None) is not None
-        if has_scanner and getattr(efficiency, "dedupe", "none") not in ("none", None):
+        dedupe_on = getattr(efficiency, "dedupe", "none") not in ("none", None)
+        if has_scanner and dedupe_on:
             caps.add(Capability.DEDUPE)
+        elif not dedupe_on:
+            self._no_dedupe = f"FlexVol {self.options.flexvol} has dedupe off (efficiency.dedupe none)"
+        else:
+            self._no_dedupe = "the cluster reports no efficiency scanner on the FlexVol (ONTAP 9.8 and older): no on-demand pass"
         self._licensed = licensed
         return caps
 
@@ -376,12 +393,12 @@ class Ontap(VendorDriver):
         return Snapshot(name=name, volume=volume.name, location=snap, evidence={"flexvol": self.options.flexvol, "snapshot": snap})
 
     def snapshot_restore(self, volume: Volume, snapshot: Snapshot) -> None:
-        raise Unsupported(f"array driver {DRIVER}: single-LUN restore from a FlexVol snapshot is not implemented yet")
+        raise self._refuse(Capability.RESTORE)
 
     def dedupe_run(self) -> dict[str, Any]:
         """Start the volume efficiency scanner on the FlexVol (old data too) and wait until it is idle."""
         if Capability.DEDUPE not in self.capabilities:
-            raise Unsupported(f"array driver {DRIVER}: FlexVol {self.options.flexvol} has no dedupe enabled")
+            raise self._refuse(Capability.DEDUPE, self._no_dedupe)
         flexvol = _new(self._conn, "Volume", uuid=self._flexvol_uuid)
         what = f"flexvol {self.options.flexvol}"
         used_before = self._used_bytes(what)
@@ -422,7 +439,10 @@ class Ontap(VendorDriver):
     def replicate(self, volume: Volume) -> dict[str, Any]:
         """One SnapMirror transfer of the FlexVol that holds the volume, waited for to its end."""
         if Capability.REPLICATE not in self.capabilities:
-            raise Unsupported(f"array driver {DRIVER} (no snapmirror licence or option) does not support {Capability.REPLICATE.value}")
+            raise self._refuse(
+                Capability.REPLICATE,
+                "needs the snapmirror licence compliant, `snapmirror: true` in the lab and a relationship with the FlexVol as its source",
+            )
         self._owned(volume)
         source = f"{self.options.svm}:{self.options.flexvol}"
         relationship = self._relationship()
@@ -461,7 +481,7 @@ class Ontap(VendorDriver):
         check_window(start, end)
         owned = self._owned(volume)
         if owned.entry.attrs["type"] != "lun":
-            raise Unsupported(f"array driver {DRIVER}: namespace metrics are not in the ONTAP 9.8 API description")
+            raise self._refuse(Capability.METRICS, "namespace metrics are not in the ONTAP 9.8 API description (LUN metrics are)")
         lun_uuid, what = owned.entry.attrs["uuid"], f"lun {owned.entry.attrs['name']}"
         interval = metrics_interval(start, datetime.now(UTC))
         records = collection(

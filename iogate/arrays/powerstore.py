@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import re
 import time
-from datetime import datetime
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from iogate.arrays.base import ArraySample, Capability, Snapshot, Unsupported, Volume
+from iogate.arrays.base import Capability, Snapshot, Volume
 from iogate.arrays.rest_common import ApiCaller, Failure, IncompleteList, protocol_of, redact_sdk_logs, require_sdk
 from iogate.arrays.vendor_base import FixedTargetOptions, OwnedVolume, VendorDriver, VendorSdk, register_vendor_remover
 from iogate.errors import ArrayError
@@ -176,6 +175,16 @@ class PowerStore(VendorDriver):
     Options: ClassVar[type[BaseModel]] = PowerStoreOptions
     capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.SNAPSHOT, Capability.REPLICATE})
     capabilities_before_setup: ClassVar[frozenset[Capability]] = frozenset({Capability.SNAPSHOT})  # setup() asks for more
+    refusals: ClassVar[dict[Capability, str]] = {
+        Capability.RESTORE: "POST /volume/{id}/restore is in endpoints.md only as an SDK constant, with no documented body",
+        Capability.DEDUPE: "PowerStore deduplicates inline; endpoints.md has no on-demand dedupe job",
+        Capability.MIRROR: "metro volumes are not in endpoints.md",
+        Capability.QOS: "QoS is a performance policy object (qos_performance_policy_id) whose calls are not in endpoints.md",
+        Capability.METRICS: (
+            "PyPowerStore's POST /metrics/generate is not in ../shared/specs/dell-powerstore/endpoints.md, so no contract"
+            " test can check its fields or units"
+        ),
+    }
     version = ""  # the array's release, from setup()
     clock_unread: ClassVar[str] = "endpoints.md lists no call that gives the array's current time"
 
@@ -268,17 +277,15 @@ class PowerStore(VendorDriver):
         return Snapshot(name=name, volume=volume.name, location=snap, evidence={"id": snap_id, "array_name": snap})
 
     def snapshot_restore(self, volume: Volume, snapshot: Snapshot) -> None:
-        raise Unsupported(
-            f"array driver {DRIVER}: restore is not in the reference endpoint table (POST /volume/{{id}}/restore has no documented body)"
-        )
+        raise self._refuse(Capability.RESTORE)
 
     def dedupe_run(self) -> dict[str, Any]:
-        raise Unsupported(f"array driver {DRIVER}: PowerStore deduplicates inline; the API has no on-demand dedupe job")
+        raise self._refuse(Capability.DEDUPE)
 
     def replicate(self, volume: Volume) -> dict[str, Any]:
         """Sync the volume's replication session and wait until the array reports it done."""
         if Capability.REPLICATE not in self.capabilities:
-            raise Unsupported(f"array driver {DRIVER} (no protection_policy_id) does not support {Capability.REPLICATE.value}")
+            raise self._refuse(Capability.REPLICATE, "the lab names no protection_policy_id whose volumes get a replication session")
         owned = self._owned(volume)
         what = f"volume {owned.entry.attrs['name']}"
         sessions = get_all(self.api, self._conn, what, "replication_session", select="id", local_resource_id=f"eq.{owned.id}")
@@ -313,12 +320,6 @@ class PowerStore(VendorDriver):
             "remote_system_id": state.get("remote_system_id"),
             "duration_s": round(time.monotonic() - started, 3),
         }
-
-    def volume_metrics(self, volume: Volume, start: datetime, end: datetime) -> list[ArraySample]:
-        raise Unsupported(
-            f"array driver {DRIVER}: metrics are not in the reference endpoint table (PyPowerStore's POST /metrics/generate"
-            " is not in ../shared/specs/dell-powerstore/endpoints.md, so no contract test can check its fields or units)"
-        )
 
     def _session(self, session_id: str, what: str) -> dict[str, Any]:
         found = self.api.call(

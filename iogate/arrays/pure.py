@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
-from iogate.arrays.base import ArraySample, Capability, Snapshot, Unsupported, Volume, check_window
+from iogate.arrays.base import ArraySample, Capability, Snapshot, Volume, check_window
 from iogate.arrays.rest_common import ApiCaller, Failure, IncompleteList, number_or_none, redact_sdk_logs, require_sdk
 from iogate.arrays.vendor_base import FixedTargetOptions, OwnedVolume, VendorDriver, VendorSdk, register_vendor_remover
 from iogate.errors import ArrayError
@@ -250,7 +250,17 @@ class Pure(VendorDriver):
     DRIVER: ClassVar[str] = DRIVER
     sdk: ClassVar[VendorSdk] = SDK
     Options: ClassVar[type[BaseModel]] = PureOptions
-    capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.SNAPSHOT, Capability.REPLICATE, Capability.METRICS})
+    capabilities: ClassVar[frozenset[Capability]] = frozenset(
+        {Capability.SNAPSHOT, Capability.RESTORE, Capability.REPLICATE, Capability.METRICS}
+    )
+    refusals: ClassVar[dict[Capability, str]] = {
+        Capability.DEDUPE: "Purity deduplicates inline; FA REST 2.56 has no on-demand dedupe job",
+        Capability.MIRROR: "synchronous replication (ActiveCluster pods) is not implemented by this driver",
+        Capability.QOS: (
+            "FlashArray caps a volume's total IOPS and bandwidth (qos.iops_limit, qos.bandwidth_limit), not reads and writes"
+            " apart as the lab's QoS does, and FA REST 2.56 does not say how a limit is lifted"
+        ),
+    }
     # Its samples' stamps are the array's clock, which the API does not give: the report says so beside them.
     clock_unread: ClassVar[str] = (
         "the FlashArray REST 2.56 description has no field with the array's current time (Array has time_zone only)"
@@ -269,7 +279,7 @@ class Pure(VendorDriver):
             "array.id": str(getattr(array, "id", "") or ""),
             "array.name": str(getattr(array, "name", "") or ""),
         }
-        caps = {Capability.SNAPSHOT, Capability.METRICS}
+        caps = {Capability.SNAPSHOT, Capability.RESTORE, Capability.METRICS}
         if self.options.protection_group:
             group = self.options.protection_group
             found = get_all(
@@ -368,18 +378,36 @@ class Pure(VendorDriver):
         return Snapshot(name=name, volume=volume.name, location=snap, evidence={"array_name": snap})
 
     def snapshot_restore(self, volume: Volume, snapshot: Snapshot) -> None:
-        raise Unsupported(f"array driver {DRIVER}: restore (POST /volumes?overwrite=true from a snapshot) is not implemented yet")
+        """Copy the snapshot over the volume: POST /volumes?names=<volume>&overwrite=true with the snapshot as
+        its source (FA 2.56: "overwrites an existing object during an object copy operation"). The volume keeps
+        its name, serial and connections. Not retried: the API does not say a copy may be repeated."""
+        from pypureclient import flasharray
+
+        owned = self._owned(volume)
+        entry = owned.snapshots.get(snapshot.name)
+        if entry is None:
+            raise ArrayError(f"array {self.lab.array.name}: no snapshot {snapshot.volume}@{snapshot.name} of this run")
+        volume_name, snap = owned.entry.attrs["name"], entry.attrs["name"]
+        self.api.call(
+            "POST /volumes",
+            f"volume {volume_name} from snapshot {snap}",
+            lambda: checked(
+                self._conn.post_volumes(
+                    names=[volume_name], overwrite=True, volume=flasharray.VolumePost(source=flasharray.Reference(name=snap))
+                )
+            ),
+        )
 
     def dedupe_run(self) -> dict[str, Any]:
-        raise Unsupported(f"array driver {DRIVER}: Purity deduplicates inline; the API has no on-demand dedupe job")
+        raise self._refuse(Capability.DEDUPE)
 
     def replicate(self, volume: Volume) -> dict[str, Any]:
         """The volume joins the protection group; a replicate-now snapshot of the group is followed to completion."""
         from pypureclient import flasharray
 
         if Capability.REPLICATE not in self.capabilities:
-            raise Unsupported(
-                f"array driver {DRIVER} (no protection_group with a connected target) does not support {Capability.REPLICATE.value}"
+            raise self._refuse(
+                Capability.REPLICATE, "the lab names no protection_group, or the array lists none of its targets as allowed and connected"
             )
         owned = self._owned(volume)
         group, volume_name = str(self.options.protection_group), owned.entry.attrs["name"]

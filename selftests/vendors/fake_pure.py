@@ -37,6 +37,7 @@ class FakePure:
         self.volume_born_ms: dict[str, int] = {}
         self.performance_slop_ms = 0  # a misbehaving array: samples this far either side of the window asked
         self.sent_outside_window = False
+        self.restores: list[tuple[str, str]] = []  # (volume, the snapshot or volume copied over it)
         self._ids = itertools.count(1)
         # Paging, as FA 2.x documents it: a list answers at most `max_page` items per page (the array's
         # "system maximum limit", which caps `limit` too), with more_items_remaining and a continuation_token
@@ -199,6 +200,13 @@ class FakePure:
         names = _names(q)
         if request.method == "POST":
             name = names[0]
+            source = (request.body or {}).get("source", {}).get("name")
+            if name in self.volumes and source is not None and q.get("overwrite") == ["true"]:
+                # A copy over an existing volume: its content becomes the source's; name, serial and connections stay.
+                if source not in self.snapshots and source not in self.volumes:
+                    return self._error(400, source, "Source volume or snapshot does not exist.")
+                self.restores.append((name, source))
+                return self._items([self.volumes[name]])
             if name in self.volumes:
                 return self._error(400, name, "Volume already exists.")
             serial = pysecrets.token_hex(12).upper()

@@ -18,6 +18,7 @@ from iogate.run import Run
 from selftests.vendors.conftest import INITIATORS, PASSWORD_ENV, make_lab
 from selftests.vendors.contract_openapi import OpenApiContract, load_spec
 from selftests.vendors.fake_ontap import FakeOntap
+from selftests.vendors.refusals import assert_refusals
 from selftests.vendors.server import ContractServer, Fault, Request
 
 pytestmark = pytest.mark.vendors
@@ -205,7 +206,7 @@ def test_a_cluster_without_the_efficiency_scanner_offers_no_dedupe(
     del array.flexvol["efficiency"]["scanner"]  # as a 9.8 cluster answers
     drv = make_driver(tmp_path, server, run, monkeypatch)
     assert Capability.DEDUPE not in drv.capabilities and Capability.REPLICATE in drv.capabilities
-    with pytest.raises(Unsupported):
+    with pytest.raises(Unsupported, match="does not support dedupe: the cluster reports no efficiency scanner"):
         drv.dedupe_run()
 
 
@@ -354,3 +355,20 @@ def test_the_clusters_clock_is_read_from_the_nodes_date(driver: ontap.Ontap, arr
     assert got.offset_s is not None and got.uncertainty_s is not None and got.source == "GET /cluster/nodes date"
     assert abs(got.offset_s - 90) <= got.uncertainty_s  # within what the reading itself says it can tell
     assert any(r.query.get("fields") == ["name,date"] for r, _ in server.log if r.path == "/api/cluster/nodes")
+
+
+def test_what_the_driver_does_not_offer_is_refused_naming_driver_operation_and_why(driver: ontap.Ontap) -> None:
+    volume = driver.create_volume("vol0", 1 << 30)
+    reasons = assert_refusals(driver, volume)
+    assert [r.split(":")[0] for r in reasons] == ["restore", "mirror", "qos"]
+    assert "rolls back every LUN and namespace of the FlexVol" in reasons[0]
+    driver.teardown()
+
+
+def test_dedupe_off_on_the_flexvol_is_the_reason_given(
+    tmp_path: Path, server: ContractServer, array: FakeOntap, run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    array.flexvol["efficiency"]["dedupe"] = "none"
+    drv = make_driver(tmp_path, server, run, monkeypatch)
+    with pytest.raises(Unsupported, match=r"array driver ontap does not support dedupe: FlexVol iogate_vol has dedupe off"):
+        drv.dedupe_run()

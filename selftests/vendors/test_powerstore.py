@@ -22,6 +22,7 @@ from iogate.run.ledger import Ledger
 from selftests.vendors.conftest import INITIATORS, PASSWORD_ENV, make_lab
 from selftests.vendors.contract_md import PowerStoreContract
 from selftests.vendors.fake_powerstore import FakePowerStore
+from selftests.vendors.refusals import assert_refusals
 from selftests.vendors.server import ContractServer, Fault, Reply, Request
 
 pytestmark = pytest.mark.vendors
@@ -314,3 +315,11 @@ def test_the_arrays_clock_is_said_to_be_unread_and_why(driver: powerstore.PowerS
     assert driver.array_clock().describe() == (
         "array clock not read: powerstore: endpoints.md lists no call that gives the array's current time"
     )
+
+
+def test_what_the_driver_does_not_offer_is_refused_naming_driver_operation_and_why(driver: powerstore.PowerStore) -> None:
+    volume = driver.create_volume("vol0", 1 << 30)
+    reasons = assert_refusals(driver, volume)
+    assert [r.split(":")[0] for r in reasons] == ["restore", "dedupe", "mirror", "qos", "metrics"]
+    assert all("endpoints.md" in r for r in reasons)  # each refusal says where the API's description stops
+    driver.teardown()

@@ -11,14 +11,16 @@ from typing import Any
 import pytest
 
 from iogate.arrays import pure, vendor_base
-from iogate.arrays.base import ArraySample, Capability, samples_evidence
+from iogate.arrays.base import ArraySample, Capability, Unsupported, samples_evidence
 from iogate.arrays.exports import IscsiExport
 from iogate.errors import ArrayError, IOGateError
+from iogate.lab import QoS
 from iogate.run import Run
 from iogate.run.resources import release_all
 from selftests.vendors.conftest import INITIATORS, PASSWORD_ENV, make_lab
 from selftests.vendors.contract_openapi import OpenApiContract, load_spec
 from selftests.vendors.fake_pure import FakePure
+from selftests.vendors.refusals import assert_refusals
 from selftests.vendors.server import ContractServer, Fault, Request
 
 pytestmark = pytest.mark.vendors
@@ -78,7 +80,7 @@ def test_identity_from_the_serial_follows_pures_documented_shape() -> None:
 
 def test_facts_and_capabilities_come_from_the_array(driver: pure.Pure) -> None:
     assert driver.facts()["array.model"] == "Pure Storage FA-X70R4" and driver.facts()["array.firmware"] == "Purity//FA 6.7.1"
-    assert driver.capabilities == {Capability.SNAPSHOT, Capability.REPLICATE, Capability.METRICS}
+    assert driver.capabilities == {Capability.SNAPSHOT, Capability.RESTORE, Capability.REPLICATE, Capability.METRICS}
     assert driver.facts()["array.serial"] == "PCHFL2110000A"
 
 
@@ -122,7 +124,7 @@ def test_no_connected_target_no_replicate(
     monkeypatch.setattr(vendor_base, "read_initiator_ids", lambda lab: INITIATORS)
     drv = pure.Pure(make_lab(tmp_path, "pure", options(server)), run)
     drv.setup()
-    assert drv.capabilities == {Capability.SNAPSHOT, Capability.METRICS}
+    assert drv.capabilities == {Capability.SNAPSHOT, Capability.RESTORE, Capability.METRICS}
 
 
 @pytest.mark.parametrize("how", ["target disallowed", "target is not the connected array"])
@@ -134,7 +136,7 @@ def test_replicate_needs_a_target_of_the_group_that_is_allowed_and_connected(
     else:
         array.pgroups["pg-dr"]["targets"][0]["name"] = "fa-old"  # the group replicates to an array no longer connected
     drv = make_driver(tmp_path, server, run, monkeypatch)
-    assert drv.capabilities == {Capability.SNAPSHOT, Capability.METRICS}
+    assert drv.capabilities == {Capability.SNAPSHOT, Capability.RESTORE, Capability.METRICS}
     assert "GET /api/2.56/protection-groups/targets" in server.calls()
 
 
@@ -306,3 +308,42 @@ def test_samples_the_array_sends_outside_the_window_are_left_out(driver: pure.Pu
 def test_the_arrays_clock_is_said_to_be_unread_and_why(driver: pure.Pure) -> None:
     got = driver.array_clock()
     assert got.offset_s is None and "no field with the array's current time" in got.describe()
+
+
+# -- what the driver does and does not offer -------------------------------------------------------------------
+def test_restore_copies_the_snapshot_over_the_volume_which_keeps_its_identity(
+    driver: pure.Pure, array: FakePure, server: ContractServer
+) -> None:
+    volume = driver.create_volume("vol0", 1 << 30)
+    snap = driver.snapshot_create(volume, "s1")
+    (stored,) = array.volumes.values()
+    serial = stored["serial"]
+    driver.snapshot_restore(volume, snap)
+    assert array.restores == [(stored["name"], f"{stored['name']}.s1")]
+    (restore,) = [r for r, _ in server.log if r.method == "POST" and r.query.get("overwrite")]
+    assert restore.query["overwrite"] == ["true"] and restore.body == {"source": {"name": f"{stored['name']}.s1"}}
+    assert array.volumes[stored["name"]]["serial"] == serial and array.connections  # same volume, still connected
+    driver.teardown()
+
+
+def test_a_restore_that_fails_is_not_repeated_and_names_the_call(driver: pure.Pure, array: FakePure, server: ContractServer) -> None:
+    volume = driver.create_volume("vol0", 1 << 30)
+    snap = driver.snapshot_create(volume, "s1")
+    server.inject(Fault("POST", r"/volumes$", status=503))
+    with pytest.raises(ArrayError, match=r"POST /volumes volume \S+vol0 from snapshot \S+vol0\.s1: HTTP 503"):
+        driver.snapshot_restore(volume, snap)
+    assert len([r for r, _ in server.log if r.method == "POST" and r.query.get("overwrite")]) == 1
+    with pytest.raises(ArrayError, match="no snapshot vol0@s2 of this run"):
+        driver.snapshot_restore(volume, pure.Snapshot("s2", "vol0"))
+    driver.teardown()
+
+
+def test_what_the_driver_does_not_offer_is_refused_naming_driver_operation_and_why(driver: pure.Pure, run: Run) -> None:
+    volume = driver.create_volume("vol0", 1 << 30)
+    reasons = assert_refusals(driver, volume)
+    assert [r.split(":")[0] for r in reasons] == ["dedupe", "mirror", "qos"]
+    entries = len(run.ledger.entries)
+    with pytest.raises(Unsupported, match="does not support qos: FlashArray caps a volume's total IOPS"):
+        driver.create_volume("vol1", 1 << 30, qos=QoS(write_iops=500))
+    assert len(run.ledger.entries) == entries  # refused before anything was journalled or asked of the array
+    driver.teardown()
