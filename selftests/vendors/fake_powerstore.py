@@ -50,6 +50,7 @@ class FakePowerStore:
         # more than there is), "skips_one" (a later page starts one item after the one asked for).
         self.paging_lie: str | None = None
         self.ranges_asked: list[tuple[str, str | None]] = []  # (path, the Range header or None) of every collection GET
+        self.expire_after_first_page = False
 
     def _id(self, kind: str) -> str:
         return f"{kind}-{next(self._ids):04d}"
@@ -101,6 +102,9 @@ class FakePowerStore:
         page = items[first : first + size]
         if first == 0 and len(page) == len(items):
             return Reply(200, page)
+        if self.expire_after_first_page and first == 0:
+            self.expire_after_first_page = False
+            self.tokens.clear()  # the session ends between two pages of a list
         total = len(items) + (1 if self.paging_lie == "total_inflated" else 0)
         return Reply(206, page, {"content-range": f"{first}-{first + len(page) - 1}/{total}"})
 

@@ -48,6 +48,7 @@ class FakePure:
         # "total_short_of_items" (total_item_count counts one more item than the pages hold).
         self.paging_lie: str | None = None
         self.pages_served: list[tuple[str, int, int]] = []  # (path, first index, items) of every page of a list
+        self.expire_after_first_page = False
 
     def expire_sessions(self) -> None:
         self.tokens.clear()
@@ -68,6 +69,9 @@ class FakePure:
         page = items[first : first + size]
         more = first + size < len(items)
         self.pages_served.append((request.path, first, len(page)))
+        if self.expire_after_first_page and first == 0 and more:
+            self.expire_after_first_page = False
+            self.tokens.clear()  # the session ends between two pages of a list
         lie = self.paging_lie
         if lie == "empty_page" and first > 0:
             page, more = [], True

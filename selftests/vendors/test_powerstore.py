@@ -323,3 +323,39 @@ def test_what_the_driver_does_not_offer_is_refused_naming_driver_operation_and_w
     assert [r.split(":")[0] for r in reasons] == ["restore", "dedupe", "mirror", "qos", "metrics"]
     assert all("endpoints.md" in r for r in reasons)  # each refusal says where the API's description stops
     driver.teardown()
+
+
+# -- half-done provisioning: the host mapping fails after the volume was made --------------------------------------
+@pytest.mark.parametrize(
+    ("fault", "says"),
+    [
+        (Fault("POST", r"/attach$", status=503, after_app=True), "HTTP 503"),  # made on the array, the answer lost
+        (Fault("POST", r"/attach$", status=500), "HTTP 500"),  # refused by the array
+        (Fault("POST", r"/attach$", hang=True), "no answer: timed out"),
+    ],
+    ids=["lost-answer", "refused", "timeout"],
+)
+def test_a_failed_mapping_names_the_call_is_not_repeated_and_leaks_nothing(
+    tmp_path: Path, server: ContractServer, array: FakePowerStore, run: Run, monkeypatch: pytest.MonkeyPatch, fault: Fault, says: str
+) -> None:
+    from iogate.run.resources import release_all
+
+    driver = make_driver(tmp_path, server, run, monkeypatch, timeout_s=5)  # the timeout case: any timeout will do
+    server.inject(fault)
+    with pytest.raises(ArrayError, match=rf"POST /volume/\{{id\}}/attach volume \S+vol0 host \S+h1-iscsi: {says}"):
+        driver.create_volume("vol0", 1 << 30)
+    assert len([c for c in server.calls() if c.endswith("/attach")]) == 1  # a write is not repeated
+    release_all(run.ledger)  # what `iogate cleanup` runs on the journal
+    assert array.volumes == {} and array.hosts == {} and array.mappings == [] and run.ledger.open_entries() == []
+
+
+def test_a_session_that_ends_between_two_pages_is_renewed_and_the_list_read_whole(
+    driver: powerstore.PowerStore, array: FakePowerStore, server: ContractServer
+) -> None:
+    _, attrs = _mapped_among_others(driver, array)
+    array.max_page, array.expire_after_first_page = 1, True
+    logins = server.calls().count("GET /api/rest/login_session")
+    assert powerstore.delete_object(driver.api, driver._conn, attrs) is not None  # its mapping, on the third page
+    assert server.calls().count("GET /api/rest/login_session") == logins + 1
+    array.mappings.clear()
+    driver.teardown()
