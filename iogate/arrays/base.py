@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Protocol, TypeVar
 
 from pydantic import BaseModel
 
+from iogate.arrays.clock import ArrayClock
 from iogate.arrays.exports import Export
 from iogate.lab import DeviceIdentity, Lab, QoS
 
@@ -213,11 +214,16 @@ class ArrayDriver(Protocol):
         window that long and says which. [] when the array has none for the window: the caller
         reports no data (samples_evidence gives None), never zeros."""
 
+    def array_clock(self) -> ArrayClock:
+        """The array's clock against this controller's, read now (iogate.arrays.clock), stated beside the
+        array's samples; a driver that cannot read it says why (offset None). Only asked with METRICS."""
+
 
 class Unsupported(Exception):
     """Raised by a driver method the driver does not have (see capabilities)."""
 
 
-def unsupported(driver: str, capability: Capability) -> Unsupported:
-    """The error an operation behind a capability the driver lacks raises."""
-    return Unsupported(f"array driver {driver} does not support {capability.value}")
+def unsupported(driver: str, capability: Capability, why: str = "") -> Unsupported:
+    """The error an operation behind a capability the driver lacks raises: the driver, the operation and,
+    where the driver knows it, why (the array's API has no such call, the lab did not allow it ...)."""
+    return Unsupported(f"array driver {driver} does not support {capability.value}" + (f": {why}" if why else ""))

@@ -4,8 +4,11 @@ After a run point, every volume the plan's jobs touched is asked for the array's
 run's measured window (RunResult.start_ms .. end_ms: after the ramp, on the clock of the host that
 ran the engine, which for a remote host may differ from the array's by its clock offset). What
 comes back is reported as it is: a volume with no sample is "no samples for this window", never
-zeros, and a failed call is reported by name with its error and never fails the measurement. It
-is evidence, not a verdict: nothing here judges.
+zeros; a window the samples cover only in part names the spans with no sample (coverage); a
+failed call is reported by name with its error and never fails the measurement. The array stamps
+its samples with its own clock: the driver's reading of it against this controller's clock is
+stated beside them, or that it could not be read and why. It is evidence, not a verdict: nothing
+here judges.
 """
 
 from __future__ import annotations
@@ -16,11 +19,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from iogate.arrays.base import ArrayDriver, ArraySample, Capability, Volume, samples_evidence
+from iogate.arrays.clock import ArrayClock, not_read
+from iogate.arrays.coverage import Coverage, sample_coverage
 from iogate.engines.workload import RunPlan
 from iogate.metrics.types import Dir, RunResult
 from iogate.report.table import table_csv
 
 NO_SAMPLES = "the array reported no samples for this window"
+NOT_ASKED = ArrayClock(None, None, "not asked")
 
 
 @dataclass(frozen=True)
@@ -30,16 +36,27 @@ class VolumeCounters:
     volume: str
     samples: tuple[ArraySample, ...] = ()
     error: str | None = None  # "volume_metrics(<volume>, <start>, <end>): <type>: <message>" when the call failed
+    coverage: Coverage | None = None  # how much of the window the samples cover (None when the call failed)
 
     @property
     def evidence(self) -> dict[str, Any] | None:
         return samples_evidence(self.samples) if self.error is None else None
 
     @property
+    def partial(self) -> bool:
+        return bool(self.samples) and self.coverage is not None and bool(self.coverage.missing)
+
+    @property
     def status(self) -> str:
         if self.error is not None:
             return f"error: {self.error}"
-        return f"{len(self.samples)} sample(s)" if self.samples else NO_SAMPLES
+        if not self.samples:
+            return NO_SAMPLES
+        if self.partial:
+            assert self.coverage is not None
+            due = len(self.samples) + self.coverage.missing_samples
+            return f"{len(self.samples)} of about {due} sample(s); missing {'; '.join(self.coverage.describe())}"
+        return f"{len(self.samples)} sample(s)"
 
 
 @dataclass(frozen=True)
@@ -52,6 +69,7 @@ class ArrayCounters:
     end: datetime
     volumes: tuple[VolumeCounters, ...]
     host_iops: dict[str, float]  # "read", "write", "total": the engine's IOPS over the same window
+    clock: ArrayClock = NOT_ASKED  # the array's clock against the controller's, as the driver read it
 
     def array_iops(self) -> dict[str, float | None] | None:
         """Read, write and total IOPS the array saw: the sum over the volumes that reported samples of each
@@ -70,43 +88,68 @@ class ArrayCounters:
 
     def summary_line(self) -> str:
         """One line: the array-seen IOPS over the window against the host-seen, and each volume without figures."""
-        host = (f"host-seen {self.host_iops['total']:.1f} IOPS (read {self.host_iops['read']:.1f}, "
-                f"write {self.host_iops['write']:.1f})")
+        host = f"host-seen {self.host_iops['total']:.1f} IOPS (read {self.host_iops['read']:.1f}, write {self.host_iops['write']:.1f})"
         figures = self.array_iops()
         gaps = [f"{v.volume}: {v.status}" for v in self.volumes if v.evidence is None]
+        partial = [f"{v.volume}: {v.status}" for v in self.volumes if v.partial]
+        clock = [self.clock.describe()]
+        interval = max((c.interval_s or 0.0 for v in self.volumes if (c := v.coverage) is not None), default=0.0)
+        if self.clock.may_misplace(interval):
+            clock.append(f"the clocks differ by a sample interval ({interval:g} s) or more: samples may belong to a neighbouring window")
         if figures is None:
             said = NO_SAMPLES if not any(v.error for v in self.volumes) else "no figures"
-            return "; ".join([f"array counters ({self.driver}): {said}; {host}", *gaps])
+            return "; ".join([f"array counters ({self.driver}): {said}; {host}", *gaps, *clock])
 
         def fmt(value: float | None) -> str:
             return "not reported" if value is None else f"{value:.1f}"
 
         of = f" from {len(self.volumes) - len(gaps)} of {len(self.volumes)} volumes" if gaps else ""
         total = "" if figures["total"] is None else f" {fmt(figures['total'])}"
-        head = (f"array counters ({self.driver}): array-seen{total} IOPS (read {fmt(figures['read'])}, "
-                f"write {fmt(figures['write'])}){of} vs {host}")
-        return "; ".join([head, *gaps])
+        head = (
+            f"array counters ({self.driver}): array-seen{total} IOPS (read {fmt(figures['read'])}, "
+            f"write {fmt(figures['write'])}){of} vs {host}"
+        )
+        return "; ".join([head, *gaps, *partial, *clock])
 
     def to_json(self) -> str:
-        return json.dumps({
-            "point": self.point,
-            "driver": self.driver,
-            "window": {"start": self.start.isoformat(), "end": self.end.isoformat()},
-            "summary": self.summary_line(),
-            "host_iops": self.host_iops,
-            "array_iops": self.array_iops(),
-            "volumes": [
-                {"volume": v.volume, "status": v.status, "error": v.error, "evidence": v.evidence} for v in self.volumes
-            ],
-        }, indent=2)
+        return json.dumps(
+            {
+                "point": self.point,
+                "driver": self.driver,
+                "window": {"start": self.start.isoformat(), "end": self.end.isoformat()},
+                "summary": self.summary_line(),
+                "host_iops": self.host_iops,
+                "array_iops": self.array_iops(),
+                "clock": {"offset_s": self.clock.offset_s, "uncertainty_s": self.clock.uncertainty_s, "said": self.clock.describe()},
+                "volumes": [
+                    {
+                        "volume": v.volume,
+                        "status": v.status,
+                        "error": v.error,
+                        "evidence": v.evidence,
+                        "missing": v.coverage.describe() if v.coverage is not None and (v.partial or not v.samples) else [],
+                    }
+                    for v in self.volumes
+                ],
+            },
+            indent=2,
+        )
 
     def rows(self) -> list[dict[str, Any]]:
         """One row per sample of every volume (empty figures where the array reported none)."""
         return [
-            {"volume": v.volume, "time": s.time.isoformat(), "interval_s": s.interval_s,
-             "read_iops": s.read_iops, "write_iops": s.write_iops,
-             "read_latency_us": s.read_latency_us, "write_latency_us": s.write_latency_us, "note": s.note}
-            for v in self.volumes for s in v.samples
+            {
+                "volume": v.volume,
+                "time": s.time.isoformat(),
+                "interval_s": s.interval_s,
+                "read_iops": s.read_iops,
+                "write_iops": s.write_iops,
+                "read_latency_us": s.read_latency_us,
+                "write_latency_us": s.write_latency_us,
+                "note": s.note,
+            }
+            for v in self.volumes
+            for s in v.samples
         ]
 
     def csv(self) -> str:
@@ -143,7 +186,12 @@ def run_point_counters(array: ArrayDriver, driver: str, plan: RunPlan, result: R
             call = f"volume_metrics({volume.name}, {start.isoformat()}, {end.isoformat()})"
             volumes.append(VolumeCounters(volume.name, error=f"{call}: {type(exc).__name__}: {exc}"))
             continue
-        volumes.append(VolumeCounters(volume.name, samples=tuple(sorted(samples, key=lambda s: s.time))))
+        ordered = tuple(sorted(samples, key=lambda s: s.time))
+        volumes.append(VolumeCounters(volume.name, samples=ordered, coverage=sample_coverage(ordered, start, end)))
     reads, writes = result.total(Dir.READ).iops, result.total(Dir.WRITE).iops
     host = {"read": reads, "write": writes, "total": result.total_iops}
-    return ArrayCounters(point=plan.name, driver=driver, start=start, end=end, volumes=tuple(volumes), host_iops=host)
+    try:
+        clock = array.array_clock()
+    except Exception as exc:  # evidence: a failed read of the clock is said, and the counters still reported
+        clock = not_read(f"array_clock(): {type(exc).__name__}: {exc}")
+    return ArrayCounters(point=plan.name, driver=driver, start=start, end=end, volumes=tuple(volumes), host_iops=host, clock=clock)

@@ -30,6 +30,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict
 
 from iogate.arrays.base import ArraySample, Capability, Snapshot, Unsupported, Volume, unsupported
+from iogate.arrays.clock import ArrayClock, not_read
 from iogate.arrays.exports import IscsiExport, NfsExport, NvmeTcpExport
 from iogate.errors import ArrayError, HostError
 from iogate.hosts import remote
@@ -349,8 +350,9 @@ class LinuxTarget:
         owned = self._owned(volume)
         replica = f"{owned.lv}_rep"
         if owned.replica is None:
-            owned.replica = self._intend(f"replica of volume {volume.name} (LV {self.vg}/{replica})",
-                                         f"lvremove -q -y {self.vg}/{replica} >/dev/null 2>&1; true")
+            owned.replica = self._intend(
+                f"replica of volume {volume.name} (LV {self.vg}/{replica})", f"lvremove -q -y {self.vg}/{replica} >/dev/null 2>&1; true"
+            )
             self._own.append(owned.replica)
             self.sh(f"lvcreate -q -y -V $(blockdev --getsize64 {owned.device})b -T {self.vg}/thinpool -n {replica} >/dev/null")
             self.run.ledger.created(owned.replica)
@@ -392,6 +394,9 @@ class LinuxTarget:
 
     def volume_metrics(self, volume: Volume, start: datetime, end: datetime) -> list[ArraySample]:
         raise unsupported("linux_target", Capability.METRICS)
+
+    def array_clock(self) -> ArrayClock:
+        return not_read("linux_target has no metrics, so its clock is not read")
 
     def mirror_state(self, volume: Volume) -> dict[str, str]:
         owned = self._owned(volume)

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from iogate import shell
 from iogate.arrays.base import ArraySample, Capability, Snapshot, Volume, check_window, unsupported
 from iogate.arrays.blockstat import BlockStat, CounterSampler, parse_stat
+from iogate.arrays.clock import ArrayClock
 from iogate.arrays.exports import BlockExport
 from iogate.errors import ArrayError, IOGateError
 from iogate.lab import DeviceIdentity, Lab, QoS
@@ -73,8 +74,15 @@ class LocalArray:
 
     Options: ClassVar[type[BaseModel]] = LocalOptions
     capabilities: ClassVar[frozenset[Capability]] = frozenset(
-        {Capability.SNAPSHOT, Capability.RESTORE, Capability.DEDUPE, Capability.REPLICATE, Capability.QOS, Capability.COMPRESSION,
-         Capability.METRICS}
+        {
+            Capability.SNAPSHOT,
+            Capability.RESTORE,
+            Capability.DEDUPE,
+            Capability.REPLICATE,
+            Capability.QOS,
+            Capability.COMPRESSION,
+            Capability.METRICS,
+        }
     )
 
     serves_all_protocols: ClassVar[bool] = True  # block and nbd both reach the same loop device
@@ -89,8 +97,9 @@ class LocalArray:
         self._volumes: dict[str, tuple[Volume, list[Entry]]] = {}
         self._snapshots: dict[str, Entry] = {}
         interval_s = self.options.metrics_interval_s
-        self.counters = CounterSampler(interval_s, max(2, int(self.options.metrics_keep_s / interval_s) + 1),
-                                       name=f"iogate-counters-{run.run_id}")
+        self.counters = CounterSampler(
+            interval_s, max(2, int(self.options.metrics_keep_s / interval_s) + 1), name=f"iogate-counters-{run.run_id}"
+        )
 
     @classmethod
     def lab_problems(cls, lab: Lab, options: LocalOptions) -> list[tuple[tuple[str | int, ...], str]]:
@@ -102,21 +111,32 @@ class LocalArray:
         pool_bytes = parse_size_bytes(options.pool_size)
         total_bytes = lab.volumes.count * lab.volumes.size_bytes
         if total_bytes > pool_bytes and not options.overcommit:
-            problems.append((("volumes", "size"), (
-                f"{lab.volumes.count} volume(s) of {human_size(lab.volumes.size_bytes)} = {human_size(total_bytes)} do not fit "
-                f"the local pool (array.options.pool_size {human_size(pool_bytes)}); enlarge the pool, shrink the volumes, "
-                "or set array.options.overcommit: true for a thin pool")))
+            problems.append(
+                (
+                    ("volumes", "size"),
+                    (
+                        f"{lab.volumes.count} volume(s) of {human_size(lab.volumes.size_bytes)} = {human_size(total_bytes)} do not fit "
+                        f"the local pool (array.options.pool_size {human_size(pool_bytes)}); enlarge the pool, shrink the volumes, "
+                        "or set array.options.overcommit: true for a thin pool"
+                    ),
+                )
+            )
         where = nearest_existing(lab.workdir)
         try:
             with open(os.open(where, os.O_TMPFILE | os.O_RDWR, 0o600), "wb") as probe:
                 probe.truncate(pool_bytes)  # sparse: costs no space, fails with EFBIG past the fs limit
         except OverflowError:
-            problems.append((("array", "options", "pool_size"), (
-                f"{human_size(pool_bytes)}: cannot hold the pool image: larger than any file offset")))
+            problems.append(
+                (("array", "options", "pool_size"), (f"{human_size(pool_bytes)}: cannot hold the pool image: larger than any file offset"))
+            )
         except OSError as exc:
             if exc.errno not in (13, 30, 95):  # EACCES, EROFS, EOPNOTSUPP: setup reports those itself
-                problems.append((("array", "options", "pool_size"), (
-                    f"{human_size(pool_bytes)}: the file system of {where} cannot hold the pool image ({exc.strerror})")))
+                problems.append(
+                    (
+                        ("array", "options", "pool_size"),
+                        (f"{human_size(pool_bytes)}: the file system of {where} cannot hold the pool image ({exc.strerror})"),
+                    )
+                )
         return problems
 
     # -- lifecycle -------------------------------------------------------------
@@ -128,8 +148,9 @@ class LocalArray:
             with image.open("wb") as handle:
                 handle.truncate(parse_size_bytes(self.options.pool_size))
         except OSError as exc:
-            raise ArrayError(f"local array: pool_size {self.options.pool_size}: cannot make {image}: {exc.strerror} "
-                             f"(errno {exc.errno})") from None
+            raise ArrayError(
+                f"local array: pool_size {self.options.pool_size}: cannot make {image}: {exc.strerror} (errno {exc.errno})"
+            ) from None
         ledger.created(entry)
         device = self._attach(image, self._own)
         if self.options.pool_fs == "xfs":
@@ -267,6 +288,10 @@ class LocalArray:
     def mirror_detach(self, volume: Volume) -> None:
         raise unsupported("local", Capability.MIRROR)
 
+    def array_clock(self) -> ArrayClock:
+        # The sampler runs in this process: its stamps are this machine's clock, the controller's own.
+        return ArrayClock(0.0, 0.0, "the local array's samples are stamped by this machine's clock")
+
     def volume_metrics(self, volume: Volume, start: datetime, end: datetime) -> list[ArraySample]:
         """The kernel's block counters of the volume's loop device, per sampling interval, stamped at the
         interval's end within [start, end]: IOPS = completed I/Os / interval, latency = the device's summed
@@ -339,9 +364,7 @@ class LocalArray:
         except OSError as exc:
             raise ArrayError(f"array {self.lab.array.name}: replica of volume {volume.name} to {target}: {exc}") from None
         self.run.ledger.created(entry)
-        return {"replica": str(target), "bytes": copied, "rate_bytes_per_s": rate,
-                "duration_s": round(time.monotonic() - started, 3)}
-
+        return {"replica": str(target), "bytes": copied, "rate_bytes_per_s": rate, "duration_s": round(time.monotonic() - started, 3)}
 
 
 def paced_copy(source: Path, target: Path, bytes_per_s: int, chunk_bytes: int = 1 << 20) -> int:

@@ -21,9 +21,11 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
-from iogate.arrays.base import ArraySample, Capability, Snapshot, Unsupported, Volume, check_window
+from iogate.arrays import clock
+from iogate.arrays.base import ArraySample, Capability, Snapshot, Volume, check_window
+from iogate.arrays.clock import ArrayClock
 from iogate.arrays.exports import IscsiExport, NvmeTcpExport
-from iogate.arrays.rest_common import ApiCaller, Failure, VendorOptions, number_or_none, redact_sdk_logs, require_sdk
+from iogate.arrays.rest_common import ApiCaller, Failure, IncompleteList, VendorOptions, number_or_none, redact_sdk_logs, require_sdk
 from iogate.arrays.vendor_base import OwnedVolume, VendorDriver, VendorSdk, register_vendor_remover
 from iogate.errors import ArrayError
 from iogate.lab import DeviceIdentity, Lab, QoS
@@ -110,9 +112,61 @@ def _new(conn: Any, kind: str, *keys: Any, **fields: Any) -> Any:
     return obj
 
 
-def _find(api: ApiCaller, conn: Any, kind: str, what: str, **query: Any) -> Any:
+def fetch_all(conn: Any, kind: str, parents: tuple[Any, ...], query: dict[str, Any]) -> list[Any]:
+    """Every record of a GET on an ONTAP collection, as the SDK's resources, page by page.
+
+    ONTAP pages every collection (max_records, and return_timeout: a page ends after 15 s by default)
+    and links the next page as `_links.next`; a page says how many records it holds (`num_records`).
+    There is no total. netapp-ontap's get_collection/find follow the links but never compare a page's
+    num_records with its records; here each page must hold what it says, and a next link that comes
+    round again (a loop) is refused. A server that ends a list early without a next link cannot be
+    told from a whole list: that only the array's paging itself can promise.
+    """
+    import requests
+    from netapp_ontap.error import NetAppRestError
+
     cls = _res(kind)
-    return api.call(f"GET {cls._path.removeprefix('/api')}", what, lambda: cls.find(connection=conn, **query), idempotent=True)
+    url = cls.from_dict({}, *parents).get_collection_url(connection=conn)
+    params: dict[str, Any] = {"fields": "*", **query}  # find()'s default fields, so the records are whole
+    records: list[Any] = []
+    seen: set[str] = set()
+    while url:
+        try:
+            response = conn.session.get(url, params=params)
+            response.raise_for_status()
+        except requests.exceptions.RequestException as erro:
+            raise NetAppRestError(cause=erro) from None  # what the SDK raises, so classify() reads its status
+        body = response.json()
+        page = body.get("records", [])
+        if body.get("num_records") != len(page):
+            raise IncompleteList(f"page {len(seen) + 1} says num_records {body.get('num_records')!r} but holds {len(page)} records")
+        records += page
+        link = body.get("_links", {}).get("next", {}).get("href")
+        if link and link in seen:
+            raise IncompleteList(f"the next link {link} came round again after {len(records)} records")
+        seen.add(link or "")
+        url, params = (f"{conn.origin}{link}", {}) if link else ("", {})  # the next link carries the query itself
+    found = []
+    for record in records:
+        obj = cls.from_dict(record, *parents)
+        obj.set_connection(conn)
+        found.append(obj)
+    return found
+
+
+def collection(api: ApiCaller, conn: Any, kind: str, call: str, what: str, *parents: Any, **query: Any) -> list[Any]:
+    """A GET list call, every page of it (fetch_all), retried as a read."""
+    return api.call(call, what, lambda: fetch_all(conn, kind, parents, query), idempotent=True)
+
+
+def _find(api: ApiCaller, conn: Any, kind: str, what: str, *parents: Any, call: str = "", **query: Any) -> Any:
+    """The one record the query matches (the list read to its end), None for none; more than one is an error."""
+    cls = _res(kind)
+    call = call or f"GET {cls._path.removeprefix('/api')}"
+    found = collection(api, conn, kind, call, what, *parents, **query)
+    if len(found) > 1:
+        raise ArrayError(f"array {api.array}: {call} {what}: {len(found)} records match, one was expected")
+    return found[0] if found else None
 
 
 def delete_object(api: ApiCaller, conn: Any, attrs: dict[str, Any]) -> str | None:
@@ -138,12 +192,8 @@ def delete_object(api: ApiCaller, conn: Any, attrs: dict[str, Any]) -> str | Non
         flexvol = _find(api, conn, "Volume", f"snapshot {name}", name=attrs["flexvol"], **{"svm.name": svm})
         if flexvol is None:
             return None
-        cls = _res("Snapshot")
-        found = api.call(
-            "GET /storage/volumes/{volume.uuid}/snapshots",
-            f"snapshot {name}",
-            lambda: cls.find(flexvol.uuid, connection=conn, name=name),
-            idempotent=True,
+        found = _find(
+            api, conn, "Snapshot", f"snapshot {name}", flexvol.uuid, call="GET /storage/volumes/{volume.uuid}/snapshots", name=name
         )
     else:
         kind = {"lun": "Lun", "igroup": "Igroup", "namespace": "NvmeNamespace", "subsystem": "NvmeSubsystem"}[obj_type]
@@ -171,6 +221,17 @@ class Ontap(VendorDriver):
     capabilities: ClassVar[frozenset[Capability]] = frozenset(
         {Capability.SNAPSHOT, Capability.REPLICATE, Capability.DEDUPE, Capability.METRICS}
     )
+    refusals: ClassVar[dict[Capability, str]] = {
+        Capability.RESTORE: (
+            "ONTAP snapshots are per FlexVol: restoring one (PATCH /storage/volumes/{uuid} restore_to) rolls back every LUN"
+            " and namespace of the FlexVol, not the one volume"
+        ),
+        Capability.MIRROR: "SnapMirror Synchronous is not implemented by this driver",
+        Capability.QOS: (
+            "ONTAP caps a LUN through a QoS policy group (max throughput as IOPS or bytes, not reads and writes apart"
+            " as the lab's QoS does), which this driver does not create"
+        ),
+    }
 
     def __init__(self, lab: Lab, run: Run) -> None:
         super().__init__(lab, run)
@@ -178,18 +239,14 @@ class Ontap(VendorDriver):
         self._flexvol_uuid = ""
         self._target_iqn = ""
         self._subsystem_nqns: dict[str, str] = {}
+        self._no_dedupe = "setup() has not asked the array"  # why DEDUPE is not offered, once setup() asked
 
     # -- lifecycle -----------------------------------------------------------------
     def _discover(self) -> set[Capability]:
         cluster = _new(self._conn, "Cluster")
         self.api.call("GET /cluster", "cluster", lambda: cluster.get(fields="name,uuid,version"), idempotent=True)
         version = getattr(getattr(cluster, "version", None), "full", "")
-        nodes = self.api.call(
-            "GET /cluster/nodes",
-            "cluster",
-            lambda: list(_res("Node").get_collection(connection=self._conn, fields="name,model,serial_number")),
-            idempotent=True,
-        )
+        nodes = collection(self.api, self._conn, "Node", "GET /cluster/nodes", "cluster", fields="name,model,serial_number")
         self._facts = {
             "array.driver": DRIVER,
             "array.model": f"NetApp {', '.join(sorted({str(getattr(n, 'model', '?')) for n in nodes})) or 'ONTAP'}"
@@ -198,12 +255,7 @@ class Ontap(VendorDriver):
             "array.serial": ", ".join(str(getattr(n, "serial_number", "")) for n in nodes),
             "array.cluster_uuid": str(getattr(cluster, "uuid", "")),
         }
-        licences = self.api.call(
-            "GET /cluster/licensing/licenses",
-            "cluster",
-            lambda: list(_res("LicensePackage").get_collection(connection=self._conn, fields="name,state")),
-            idempotent=True,
-        )
+        licences = collection(self.api, self._conn, "LicensePackage", "GET /cluster/licensing/licenses", "cluster", fields="name,state")
         # A package counts when the cluster says it is compliant (a package without a state is not taken on trust).
         licensed = {lic.name for lic in licences if getattr(lic, "state", None) == "compliant"}
         flexvol = _find(
@@ -225,10 +277,31 @@ class Ontap(VendorDriver):
         # Dedupe on demand needs dedupe enabled on the FlexVol and an array that reports the efficiency scanner (newer than 9.8).
         efficiency = getattr(flexvol, "efficiency", None)
         has_scanner = getattr(efficiency, "scanner", None) is not None
-        if has_scanner and getattr(efficiency, "dedupe", "none") not in ("none", None):
+        dedupe_on = getattr(efficiency, "dedupe", "none") not in ("none", None)
+        if has_scanner and dedupe_on:
             caps.add(Capability.DEDUPE)
+        elif not dedupe_on:
+            self._no_dedupe = f"FlexVol {self.options.flexvol} has dedupe off (efficiency.dedupe none)"
+        else:
+            self._no_dedupe = "the cluster reports no efficiency scanner on the FlexVol (ONTAP 9.8 and older): no on-demand pass"
         self._licensed = licensed
         return caps
+
+    def array_clock(self) -> ArrayClock:
+        """Each node's `date` ("the wall clock time of the node", whole seconds, with its time zone) from
+        GET /cluster/nodes, read between two readings of this controller's clock (iogate.arrays.clock)."""
+
+        def read() -> list[datetime]:
+            nodes = collection(self.api, self._conn, "Node", "GET /cluster/nodes", "cluster", fields="name,date")
+            stamps = []
+            for node in nodes:
+                stamp = getattr(node, "date", None)
+                stamp = datetime.fromisoformat(stamp.replace("Z", "+00:00")) if isinstance(stamp, str) else stamp
+                if isinstance(stamp, datetime) and stamp.tzinfo is not None:
+                    stamps.append(stamp)
+            return stamps
+
+        return clock.measure(read, "GET /cluster/nodes date", resolution_s=1.0)
 
     # -- igroups / subsystems ---------------------------------------------------------
     def _make_host(self, lab_host: str, protocol: str, initiator: str) -> tuple[str, Entry]:
@@ -320,12 +393,12 @@ class Ontap(VendorDriver):
         return Snapshot(name=name, volume=volume.name, location=snap, evidence={"flexvol": self.options.flexvol, "snapshot": snap})
 
     def snapshot_restore(self, volume: Volume, snapshot: Snapshot) -> None:
-        raise Unsupported(f"array driver {DRIVER}: single-LUN restore from a FlexVol snapshot is not implemented yet")
+        raise self._refuse(Capability.RESTORE)
 
     def dedupe_run(self) -> dict[str, Any]:
         """Start the volume efficiency scanner on the FlexVol (old data too) and wait until it is idle."""
         if Capability.DEDUPE not in self.capabilities:
-            raise Unsupported(f"array driver {DRIVER}: FlexVol {self.options.flexvol} has no dedupe enabled")
+            raise self._refuse(Capability.DEDUPE, self._no_dedupe)
         flexvol = _new(self._conn, "Volume", uuid=self._flexvol_uuid)
         what = f"flexvol {self.options.flexvol}"
         used_before = self._used_bytes(what)
@@ -366,7 +439,10 @@ class Ontap(VendorDriver):
     def replicate(self, volume: Volume) -> dict[str, Any]:
         """One SnapMirror transfer of the FlexVol that holds the volume, waited for to its end."""
         if Capability.REPLICATE not in self.capabilities:
-            raise Unsupported(f"array driver {DRIVER} (no snapmirror licence or option) does not support {Capability.REPLICATE.value}")
+            raise self._refuse(
+                Capability.REPLICATE,
+                "needs the snapmirror licence compliant, `snapmirror: true` in the lab and a relationship with the FlexVol as its source",
+            )
         self._owned(volume)
         source = f"{self.options.svm}:{self.options.flexvol}"
         relationship = self._relationship()
@@ -405,17 +481,18 @@ class Ontap(VendorDriver):
         check_window(start, end)
         owned = self._owned(volume)
         if owned.entry.attrs["type"] != "lun":
-            raise Unsupported(f"array driver {DRIVER}: namespace metrics are not in the ONTAP 9.8 API description")
+            raise self._refuse(Capability.METRICS, "namespace metrics are not in the ONTAP 9.8 API description (LUN metrics are)")
         lun_uuid, what = owned.entry.attrs["uuid"], f"lun {owned.entry.attrs['name']}"
         interval = metrics_interval(start, datetime.now(UTC))
-        cls = _res("PerformanceLunMetric")
-        records = self.api.call(
+        records = collection(
+            self.api,
+            self._conn,
+            "PerformanceLunMetric",
             "GET /storage/luns/{uuid}/metrics",
             what,
-            lambda: list(
-                cls.get_collection(lun_uuid, connection=self._conn, interval=interval, fields="timestamp,duration,status,iops,latency")
-            ),
-            idempotent=True,
+            lun_uuid,
+            interval=interval,
+            fields="timestamp,duration,status,iops,latency",
         )
         samples = [_metric_sample(record, self.lab.array.name, what) for record in records]
         return sorted((s for s in samples if s is not None and start <= s.time <= end), key=lambda s: s.time)

@@ -11,14 +11,14 @@ policy). Written against the calls PyPowerStore 3.x makes, as listed in
 
 from __future__ import annotations
 
+import re
 import time
-from datetime import datetime
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from iogate.arrays.base import ArraySample, Capability, Snapshot, Unsupported, Volume
-from iogate.arrays.rest_common import ApiCaller, Failure, protocol_of, redact_sdk_logs, require_sdk
+from iogate.arrays.base import Capability, Snapshot, Volume
+from iogate.arrays.rest_common import ApiCaller, Failure, IncompleteList, protocol_of, redact_sdk_logs, require_sdk
 from iogate.arrays.vendor_base import FixedTargetOptions, OwnedVolume, VendorDriver, VendorSdk, register_vendor_remover
 from iogate.errors import ArrayError
 from iogate.lab import DeviceIdentity, QoS
@@ -26,6 +26,8 @@ from iogate.run.ledger import Entry
 
 DRIVER = "powerstore"
 PORT_TYPE = {"iscsi": "iSCSI", "nvme-tcp": "NVMe", "fc": "FC"}
+PAGE = 2000  # items asked per page (the SDK's MAX_LIMIT); an array that sends fewer says so in content-range
+_CONTENT_RANGE = re.compile(r"^\s*(\d+)-(\d+)/(\d+)\s*$")
 
 
 class PowerStoreOptions(FixedTargetOptions):
@@ -81,15 +83,53 @@ def _caller(array: str, options: PowerStoreOptions, conn: Any) -> ApiCaller:
     return ApiCaller(array, options, classify, renew_session=renew)
 
 
+def fetch_all(conn: Any, collection: str, query: dict[str, str]) -> list[dict[str, Any]]:
+    """Every item of a GET on a collection path, page by page (endpoints.md: `Range: a-b` -> 206 with
+    `content-range: a-b/<total>`, 200 when everything fits).
+
+    PyPowerStore's list calls do not do this: with all_pages=False (their default) a 206 answer is
+    returned as if it were the whole list, get_host_volume_mapping has no all_pages at all, and
+    all_pages=True asks fixed ranges from item 100 on whatever the first page held. So the requests go
+    through the SDK's own transport (its headers, session token, TLS and timeout), the ranges are
+    asked here, and every page must start where the last ended and say how many items there are.
+    """
+    client = conn.provisioning.client
+    url = f"https://{conn.provisioning.server_ip}/api/rest/{collection}"
+    items: list[dict[str, Any]] = []
+    while True:
+        first = len(items)
+        response = client.fetch_response("GET", url, querystring=query, myrange=f"{first}-{first + PAGE - 1}")
+        if not client.is_valid_response(response):
+            client.raise_http_exception(response)  # a PowerStoreException with the status, as every SDK call raises
+        page = response.json()
+        if not isinstance(page, list):
+            raise IncompleteList(f"the answer is a {type(page).__name__}, not the list of a collection")
+        if response.status_code == 200 and first == 0:
+            return page  # everything fits
+        said = response.headers.get("content-range", "")
+        match = _CONTENT_RANGE.match(said) if response.status_code == 206 else None
+        if match is None:
+            raise IncompleteList(f"asked from item {first}, the array answered {response.status_code} with content-range {said!r}")
+        start, end, total = (int(g) for g in match.groups())
+        if start != first or end - start + 1 != len(page):
+            raise IncompleteList(f"asked from item {first}, the array's page says {said.strip()} but holds {len(page)} items")
+        items += page
+        if len(items) >= total:
+            if len(items) > total:
+                raise IncompleteList(f"the pages hold {len(items)} items, the array counted {total}")
+            return items
+
+
+def get_all(api: ApiCaller, conn: Any, what: str, collection: str, **query: str) -> list[dict[str, Any]]:
+    """A GET list call, every page of it (fetch_all), retried as a read; the call named in errors is GET /<collection>."""
+    return api.call(f"GET /{collection}", what, lambda: fetch_all(conn, collection, query), idempotent=True)
+
+
 def _find(api: ApiCaller, conn: Any, obj_type: str, name: str) -> str | None:
-    """The id of the volume/snapshot/host with exactly this name, or None."""
-    if obj_type == "host":
-        found = api.call("GET /host", f"host {name}", lambda: conn.provisioning.get_hosts({"name": f"eq.{name}"}), idempotent=True)
-    else:
-        found = api.call(
-            "GET /volume", f"{obj_type} {name}", lambda: conn.provisioning.get_volumes({"name": f"eq.{name}"}), idempotent=True
-        )
-    ids = [item["id"] for item in found or [] if item.get("name") == name]
+    """The id of the volume/snapshot/host with exactly this name, or None (the list read to its end)."""
+    collection = "host" if obj_type == "host" else "volume"
+    found = get_all(api, conn, f"{obj_type} {name}", collection, select="id,name", name=f"eq.{name}")
+    ids = [item["id"] for item in found if item.get("name") == name]
     return ids[0] if ids else None
 
 
@@ -102,10 +142,8 @@ def delete_object(api: ApiCaller, conn: Any, attrs: dict[str, Any]) -> str | Non
         volume_id, host_id = _find(api, conn, "volume", name), _find(api, conn, "host", attrs["host"])
         if volume_id is None or host_id is None:
             return None
-        maps = api.call(
-            "GET /host_volume_mapping", f"volume {name}", lambda: conn.provisioning.get_host_volume_mapping(volume_id), idempotent=True
-        )
-        if not any(m.get("host_id") == host_id for m in maps or []):
+        maps = get_all(api, conn, f"volume {name}", "host_volume_mapping", select="id,host_id", volume_id=f"eq.{volume_id}")
+        if not any(m.get("host_id") == host_id for m in maps):
             return None
         api.call(
             "POST /volume/{id}/detach",
@@ -137,7 +175,18 @@ class PowerStore(VendorDriver):
     Options: ClassVar[type[BaseModel]] = PowerStoreOptions
     capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.SNAPSHOT, Capability.REPLICATE})
     capabilities_before_setup: ClassVar[frozenset[Capability]] = frozenset({Capability.SNAPSHOT})  # setup() asks for more
+    refusals: ClassVar[dict[Capability, str]] = {
+        Capability.RESTORE: "POST /volume/{id}/restore is in endpoints.md only as an SDK constant, with no documented body",
+        Capability.DEDUPE: "PowerStore deduplicates inline; endpoints.md has no on-demand dedupe job",
+        Capability.MIRROR: "metro volumes are not in endpoints.md",
+        Capability.QOS: "QoS is a performance policy object (qos_performance_policy_id) whose calls are not in endpoints.md",
+        Capability.METRICS: (
+            "PyPowerStore's POST /metrics/generate is not in ../shared/specs/dell-powerstore/endpoints.md, so no contract"
+            " test can check its fields or units"
+        ),
+    }
     version = ""  # the array's release, from setup()
+    clock_unread: ClassVar[str] = "endpoints.md lists no call that gives the array's current time"
 
     # -- lifecycle ----------------------------------------------------------------
     def _discover(self) -> set[Capability]:
@@ -149,6 +198,7 @@ class PowerStore(VendorDriver):
         caps = {Capability.SNAPSHOT}
         if self.options.protection_policy_id:
             # The array answers for the replication service; whether a volume has a session is checked at replicate().
+            # Only that it answers counts here (nothing acts on the list), so its first page is enough.
             self.api.call("GET /replication_session", "array", lambda: self._conn.protection.get_replication_sessions(), idempotent=True)
             caps.add(Capability.REPLICATE)
         return caps
@@ -227,25 +277,18 @@ class PowerStore(VendorDriver):
         return Snapshot(name=name, volume=volume.name, location=snap, evidence={"id": snap_id, "array_name": snap})
 
     def snapshot_restore(self, volume: Volume, snapshot: Snapshot) -> None:
-        raise Unsupported(
-            f"array driver {DRIVER}: restore is not in the reference endpoint table (POST /volume/{{id}}/restore has no documented body)"
-        )
+        raise self._refuse(Capability.RESTORE)
 
     def dedupe_run(self) -> dict[str, Any]:
-        raise Unsupported(f"array driver {DRIVER}: PowerStore deduplicates inline; the API has no on-demand dedupe job")
+        raise self._refuse(Capability.DEDUPE)
 
     def replicate(self, volume: Volume) -> dict[str, Any]:
         """Sync the volume's replication session and wait until the array reports it done."""
         if Capability.REPLICATE not in self.capabilities:
-            raise Unsupported(f"array driver {DRIVER} (no protection_policy_id) does not support {Capability.REPLICATE.value}")
+            raise self._refuse(Capability.REPLICATE, "the lab names no protection_policy_id whose volumes get a replication session")
         owned = self._owned(volume)
         what = f"volume {owned.entry.attrs['name']}"
-        sessions = self.api.call(
-            "GET /replication_session",
-            what,
-            lambda: self._conn.protection.get_replication_sessions({"local_resource_id": f"eq.{owned.id}"}),
-            idempotent=True,
-        )
+        sessions = get_all(self.api, self._conn, what, "replication_session", select="id", local_resource_id=f"eq.{owned.id}")
         if not sessions:
             raise ArrayError(
                 f"array {self.lab.array.name}: {what} has no replication session"
@@ -277,12 +320,6 @@ class PowerStore(VendorDriver):
             "remote_system_id": state.get("remote_system_id"),
             "duration_s": round(time.monotonic() - started, 3),
         }
-
-    def volume_metrics(self, volume: Volume, start: datetime, end: datetime) -> list[ArraySample]:
-        raise Unsupported(
-            f"array driver {DRIVER}: metrics are not in the reference endpoint table (PyPowerStore's POST /metrics/generate"
-            " is not in ../shared/specs/dell-powerstore/endpoints.md, so no contract test can check its fields or units)"
-        )
 
     def _session(self, session_id: str, what: str) -> dict[str, Any]:
         found = self.api.call(

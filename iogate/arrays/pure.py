@@ -19,8 +19,8 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
-from iogate.arrays.base import ArraySample, Capability, Snapshot, Unsupported, Volume, check_window
-from iogate.arrays.rest_common import ApiCaller, Failure, number_or_none, redact_sdk_logs, require_sdk
+from iogate.arrays.base import ArraySample, Capability, Snapshot, Volume, check_window
+from iogate.arrays.rest_common import ApiCaller, Failure, IncompleteList, number_or_none, redact_sdk_logs, require_sdk
 from iogate.arrays.vendor_base import FixedTargetOptions, OwnedVolume, VendorDriver, VendorSdk, register_vendor_remover
 from iogate.errors import ArrayError
 from iogate.lab import DeviceIdentity, QoS
@@ -56,14 +56,46 @@ class PureApiError(Exception):
         self.message = message
 
 
-def checked(response: Any) -> list[Any]:
-    """The items of a ValidResponse; an ErrorResponse raises PureApiError."""
+def _raise_error(response: Any) -> None:
+    """An ErrorResponse raises PureApiError."""
     from pypureclient.responses import ErrorResponse
 
     if isinstance(response, ErrorResponse):
         messages = "; ".join(str(getattr(e, "message", "") or "") for e in response.errors or [])
         raise PureApiError(response.status_code, messages)
+
+
+def checked(response: Any) -> list[Any]:
+    """The items of a write's answer (one page: a *Response, not a *GetResponse); an ErrorResponse raises PureApiError."""
+    _raise_error(response)
     return list(getattr(response, "items", []) or [])
+
+
+def listed(response: Any) -> list[Any]:
+    """Every item of a GET answer, which must be asked with total_item_count=True.
+
+    A FlashArray list pages (limit, continuation_token, offset; the array caps a page at its own
+    maximum even when no limit is asked). The SDK's ItemIterator fetches the later pages as it is
+    iterated, but ends quietly on a first page without more_items_remaining, on an empty or missing
+    later page: the array's own count of the items is what tells a whole list from part of one.
+    """
+    _raise_error(response)
+    total = getattr(response, "total_item_count", None)
+    if not isinstance(total, int) or isinstance(total, bool):
+        raise IncompleteList("the array gave no total_item_count, so a lost page could not be told")
+    items: list[Any] = []
+    for item in response.items or []:
+        items.append(item)
+        if len(items) > total:  # also ends a later page that repeats forever
+            raise IncompleteList(f"the pages hold more than the {total} items the array counted")
+    if len(items) != total:
+        raise IncompleteList(f"the pages held {len(items)} of the {total} items the array counted")
+    return items
+
+
+def get_all(api: ApiCaller, client: Any, method: str, call: str, what: str, **query: Any) -> list[Any]:
+    """A GET list call of the SDK, every page of it (`listed`), retried as a read."""
+    return api.call(call, what, lambda: listed(getattr(client, method)(total_item_count=True, **query)), idempotent=True)
 
 
 def connect(options: PureOptions) -> Any:
@@ -91,6 +123,8 @@ def classify(exc: BaseException) -> Failure:
     if isinstance(exc, PureApiError):
         return Failure(exc.status, exc.message, expired_session=exc.status == 401)
     name = type(exc).__name__
+    if name == "PureError" and "collect more items" in str(exc):
+        return Failure(None, "a later page of the list failed")  # the SDK's ItemIterator, fetching a page
     text = str(exc)
     timed_out = "Timeout" in name or "timed out" in text.lower() or "timeout" in text.lower()
     return Failure(None, "timed out" if timed_out else name)
@@ -120,12 +154,7 @@ def _exists(api: ApiCaller, client: Any, obj_type: str, name: str) -> bool:
         "host": "get_hosts",
     }[obj_type]
     try:
-        items = api.call(
-            f"GET /{call.removeprefix('get_').replace('_', '-')}",
-            f"{obj_type} {name}",
-            lambda: checked(getattr(client, call)(names=[name])),
-            idempotent=True,
-        )
+        items = get_all(api, client, call, f"GET /{call.removeprefix('get_').replace('_', '-')}", f"{obj_type} {name}", names=[name])
     except ArrayError as exc:
         if "HTTP 400" in str(exc) and "not exist" in str(exc).lower():
             return False
@@ -144,15 +173,18 @@ def delete_object(api: ApiCaller, client: Any, attrs: dict[str, Any]) -> str | N
     ):
         raise ArrayError(f"array {api.array}: refusing to delete {obj_type} {name}: not named with this run's prefix {attrs['prefix']}")
     if obj_type == "connection":
-        found = api.call(
-            "GET /connections",
-            f"volume {name} host {attrs['host']}",
-            lambda: (
-                checked(client.get_connections(volume_names=[name], host_names=[attrs["host"]]))
-                if _exists(api, client, "volume", name) and _exists(api, client, "host", attrs["host"])
-                else []
-            ),
-            idempotent=True,
+        found = (
+            get_all(
+                api,
+                client,
+                "get_connections",
+                "GET /connections",
+                f"volume {name} host {attrs['host']}",
+                volume_names=[name],
+                host_names=[attrs["host"]],
+            )
+            if _exists(api, client, "volume", name) and _exists(api, client, "host", attrs["host"])
+            else []
         )
         if not found:
             return None
@@ -166,11 +198,14 @@ def delete_object(api: ApiCaller, client: Any, attrs: dict[str, Any]) -> str | N
         group, volume = attrs["group"], attrs["volume"]
         if not _exists(api, client, "volume", volume):
             return None
-        members = api.call(
+        members = get_all(
+            api,
+            client,
+            "get_protection_groups_volumes",
             "GET /protection-groups/volumes",
             f"volume {volume} group {group}",
-            lambda: checked(client.get_protection_groups_volumes(group_names=[group], member_names=[volume])),
-            idempotent=True,
+            group_names=[group],
+            member_names=[volume],
         )
         if not members:
             return None
@@ -215,12 +250,26 @@ class Pure(VendorDriver):
     DRIVER: ClassVar[str] = DRIVER
     sdk: ClassVar[VendorSdk] = SDK
     Options: ClassVar[type[BaseModel]] = PureOptions
-    capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.SNAPSHOT, Capability.REPLICATE, Capability.METRICS})
+    capabilities: ClassVar[frozenset[Capability]] = frozenset(
+        {Capability.SNAPSHOT, Capability.RESTORE, Capability.REPLICATE, Capability.METRICS}
+    )
+    refusals: ClassVar[dict[Capability, str]] = {
+        Capability.DEDUPE: "Purity deduplicates inline; FA REST 2.56 has no on-demand dedupe job",
+        Capability.MIRROR: "synchronous replication (ActiveCluster pods) is not implemented by this driver",
+        Capability.QOS: (
+            "FlashArray caps a volume's total IOPS and bandwidth (qos.iops_limit, qos.bandwidth_limit), not reads and writes"
+            " apart as the lab's QoS does, and FA REST 2.56 does not say how a limit is lifted"
+        ),
+    }
+    # Its samples' stamps are the array's clock, which the API does not give: the report says so beside them.
+    clock_unread: ClassVar[str] = (
+        "the FlashArray REST 2.56 description has no field with the array's current time (Array has time_zone only)"
+    )
 
     # -- lifecycle --------------------------------------------------------------------
     def _discover(self) -> set[Capability]:
-        (array,) = self.api.call("GET /arrays", "array", lambda: checked(self._conn.get_arrays()), idempotent=True) or [None]
-        controllers = self.api.call("GET /controllers", "array", lambda: checked(self._conn.get_controllers()), idempotent=True)
+        (array,) = get_all(self.api, self._conn, "get_arrays", "GET /arrays", "array") or [None]
+        controllers = get_all(self.api, self._conn, "get_controllers", "GET /controllers", "array")
         models = sorted({str(getattr(c, "model", "") or "") for c in controllers} - {""})
         self._facts = {
             "array.driver": DRIVER,
@@ -230,14 +279,11 @@ class Pure(VendorDriver):
             "array.id": str(getattr(array, "id", "") or ""),
             "array.name": str(getattr(array, "name", "") or ""),
         }
-        caps = {Capability.SNAPSHOT, Capability.METRICS}
+        caps = {Capability.SNAPSHOT, Capability.RESTORE, Capability.METRICS}
         if self.options.protection_group:
             group = self.options.protection_group
-            found = self.api.call(
-                "GET /protection-groups",
-                f"protection group {group}",
-                lambda: checked(self._conn.get_protection_groups(names=[group])),
-                idempotent=True,
+            found = get_all(
+                self.api, self._conn, "get_protection_groups", "GET /protection-groups", f"protection group {group}", names=[group]
             )
             if found and self._replication_targets(group):
                 caps.add(Capability.REPLICATE)
@@ -245,13 +291,15 @@ class Pure(VendorDriver):
 
     def _replication_targets(self, group: str) -> list[str]:
         """The protection group's targets that allow its replication and are connected arrays (names)."""
-        targets = self.api.call(
+        targets = get_all(
+            self.api,
+            self._conn,
+            "get_protection_groups_targets",
             "GET /protection-groups/targets",
             f"protection group {group}",
-            lambda: checked(self._conn.get_protection_groups_targets(group_names=[group])),
-            idempotent=True,
+            group_names=[group],
         )
-        connections = self.api.call("GET /array-connections", "array", lambda: checked(self._conn.get_array_connections()), idempotent=True)
+        connections = get_all(self.api, self._conn, "get_array_connections", "GET /array-connections", "array")
         connected: set[str] = set()
         for c in connections:
             if getattr(c, "status", None) == "connected":
@@ -260,7 +308,7 @@ class Pure(VendorDriver):
         return [name for name in allowed if name in connected]
 
     def _chassis_serial(self) -> str:
-        chassis = self.api.call("GET /hardware", "array", lambda: checked(self._conn.get_hardware(names=["CH0"])), idempotent=True)
+        chassis = get_all(self.api, self._conn, "get_hardware", "GET /hardware", "array", names=["CH0"])
         return str(getattr(chassis[0], "serial", "") or "") if chassis else ""
 
     # -- hosts ------------------------------------------------------------------------
@@ -309,7 +357,6 @@ class Pure(VendorDriver):
         owned.volume = Volume(name=name, size_bytes=size_bytes, identity=identity, exports=(self._fixed_export(protocol, lun),))
         return owned.volume
 
-
     # -- data services ------------------------------------------------------------------
     def snapshot_create(self, volume: Volume, name: str) -> Snapshot:
         from pypureclient import flasharray
@@ -331,18 +378,36 @@ class Pure(VendorDriver):
         return Snapshot(name=name, volume=volume.name, location=snap, evidence={"array_name": snap})
 
     def snapshot_restore(self, volume: Volume, snapshot: Snapshot) -> None:
-        raise Unsupported(f"array driver {DRIVER}: restore (POST /volumes?overwrite=true from a snapshot) is not implemented yet")
+        """Copy the snapshot over the volume: POST /volumes?names=<volume>&overwrite=true with the snapshot as
+        its source (FA 2.56: "overwrites an existing object during an object copy operation"). The volume keeps
+        its name, serial and connections. Not retried: the API does not say a copy may be repeated."""
+        from pypureclient import flasharray
+
+        owned = self._owned(volume)
+        entry = owned.snapshots.get(snapshot.name)
+        if entry is None:
+            raise ArrayError(f"array {self.lab.array.name}: no snapshot {snapshot.volume}@{snapshot.name} of this run")
+        volume_name, snap = owned.entry.attrs["name"], entry.attrs["name"]
+        self.api.call(
+            "POST /volumes",
+            f"volume {volume_name} from snapshot {snap}",
+            lambda: checked(
+                self._conn.post_volumes(
+                    names=[volume_name], overwrite=True, volume=flasharray.VolumePost(source=flasharray.Reference(name=snap))
+                )
+            ),
+        )
 
     def dedupe_run(self) -> dict[str, Any]:
-        raise Unsupported(f"array driver {DRIVER}: Purity deduplicates inline; the API has no on-demand dedupe job")
+        raise self._refuse(Capability.DEDUPE)
 
     def replicate(self, volume: Volume) -> dict[str, Any]:
         """The volume joins the protection group; a replicate-now snapshot of the group is followed to completion."""
         from pypureclient import flasharray
 
         if Capability.REPLICATE not in self.capabilities:
-            raise Unsupported(
-                f"array driver {DRIVER} (no protection_group with a connected target) does not support {Capability.REPLICATE.value}"
+            raise self._refuse(
+                Capability.REPLICATE, "the lab names no protection_group, or the array lists none of its targets as allowed and connected"
             )
         owned = self._owned(volume)
         group, volume_name = str(self.options.protection_group), owned.entry.attrs["name"]
@@ -373,11 +438,13 @@ class Pure(VendorDriver):
         )
         self.run.ledger.created(entry)
         while True:
-            transfer = self.api.call(
+            transfer = get_all(
+                self.api,
+                self._conn,
+                "get_protection_group_snapshots_transfer",
                 "GET /protection-group-snapshots/transfer",
                 f"snapshot {snap}",
-                lambda: checked(self._conn.get_protection_group_snapshots_transfer(names=[snap])),
-                idempotent=True,
+                names=[snap],
             )
             done = [t for t in transfer if getattr(t, "completed", None) or (getattr(t, "progress", 0) or 0) >= 1.0]
             if transfer and len(done) == len(transfer):
@@ -403,15 +470,16 @@ class Pure(VendorDriver):
         owned = self._owned(volume)
         name = owned.entry.attrs["name"]
         resolution = resolution_ms(start, end)
-        items = self.api.call(
+        items = get_all(
+            self.api,
+            self._conn,
+            "get_volumes_performance",
             "GET /volumes/performance",
             f"volume {name}",
-            lambda: checked(
-                self._conn.get_volumes_performance(
-                    names=[name], start_time=_epoch_ms(start), end_time=_epoch_ms(end), resolution=resolution
-                )
-            ),
-            idempotent=True,
+            names=[name],
+            start_time=_epoch_ms(start),
+            end_time=_epoch_ms(end),
+            resolution=resolution,
         )
         samples = [_performance_sample(item, resolution) for item in items if getattr(item, "name", name) == name]
         return sorted((s for s in samples if s is not None and start <= s.time <= end), key=lambda s: s.time)

@@ -141,6 +141,12 @@ class Failure:
 TRANSIENT_STATUS = frozenset({429, 500, 502, 503, 504})
 
 
+class IncompleteList(Exception):
+    """A list call whose pages do not add up (a page lost, a total the items do not reach, a next link
+    that loops): acting on part of a list is how a cleanup leaks or a lookup fails open, so it fails.
+    Raised by the vendor modules' paging helpers inside an ApiCaller call, which names the call."""
+
+
 @dataclass
 class ApiCaller:
     """Runs SDK calls for one array (see module docstring)."""
@@ -159,6 +165,13 @@ class ApiCaller:
             attempt += 1
             try:
                 return fn()
+            except IncompleteList as exc:
+                # Asked again, the list may add up (it changed between pages); if it never does, it is refused.
+                if idempotent and attempt < attempts:
+                    self.sleep(self.options.retry_backoff_s * attempt)
+                    continue
+                tried = f" after {attempt} attempts" if attempt > 1 else ""
+                raise ArrayError(secrets.redact(f"array {self.array}: {what} {obj}: incomplete list{tried}: {exc}")) from None
             except Exception as exc:
                 failure = self.classify(exc)
             # A rejected session ran nothing on the array: renewing it and asking again is safe for any call.

@@ -43,6 +43,7 @@ import requests
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from iogate.arrays.base import ArraySample, Capability, Snapshot, Unsupported, Volume, unsupported
+from iogate.arrays.clock import ArrayClock, not_read
 from iogate.arrays.exports import BlockExport, Export, FcExport, IscsiExport, NfsExport, NvmeTcpExport
 from iogate.errors import ArrayError
 from iogate.lab import DeviceIdentity, Lab, QoS, secrets
@@ -113,9 +114,7 @@ class StaticVolume(Strict):
     def _nfs_agrees(self) -> StaticVolume:
         export = self.export
         if (export.server or export.path) and f"{export.server}:{export.path}" != self.identity.nfs_export:
-            raise ValueError(
-                f"export server:path {export.server}:{export.path} is not identity.nfs_export {self.identity.nfs_export!r}"
-            )
+            raise ValueError(f"export server:path {export.server}:{export.path} is not identity.nfs_export {self.identity.nfs_export!r}")
         return self
 
     def exports(self) -> tuple[Export, ...]:
@@ -137,7 +136,7 @@ class StaticVolume(Strict):
 
 
 def _split_nfs(source: str) -> tuple[str, str] | None:
-    """"server:/path" -> (server, /path), so that NfsExport.source is `source` again; None without a ":"."""
+    """ "server:/path" -> (server, /path), so that NfsExport.source is `source` again; None without a ":"."""
     at = source.find(":/")
     if at < 0:
         at = source.rfind(":")
@@ -195,8 +194,12 @@ class StaticArray:
         problems: list[tuple[tuple[str | int, ...], str]] = []
         for index, volume in enumerate(options.volumes):
             if volume.protocol not in connectors:
-                problems.append((("array", "options", "volumes", index, "protocol"),
-                                 f"{volume.protocol!r} is not a connector of the lab's protocols {connectors}"))
+                problems.append(
+                    (
+                        ("array", "options", "volumes", index, "protocol"),
+                        f"{volume.protocol!r} is not a connector of the lab's protocols {connectors}",
+                    )
+                )
             if volume.host is not None and volume.host not in hosts:
                 problems.append((("array", "options", "volumes", index, "host"), f"{volume.host!r} is not a lab host {hosts}"))
         return problems
@@ -284,6 +287,9 @@ class StaticArray:
 
     def volume_metrics(self, volume: Volume, start: datetime, end: datetime) -> list[ArraySample]:
         raise unsupported("static", Capability.METRICS)
+
+    def array_clock(self) -> ArrayClock:
+        return not_read("a static array has no metrics, so its clock is not read")
 
     # -- hooks -----------------------------------------------------------------------------------
     def _volume(self, name: str) -> Volume:

@@ -23,7 +23,8 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
-from iogate.arrays.base import ArraySample, Capability, Snapshot, Volume, unsupported
+from iogate.arrays.base import ArraySample, Capability, Snapshot, Unsupported, Volume, unsupported
+from iogate.arrays.clock import ArrayClock, not_read
 from iogate.arrays.exports import FcExport, IscsiExport, NvmeTcpExport
 from iogate.arrays.rest_common import (
     ApiCaller,
@@ -82,6 +83,9 @@ class VendorDriver:
     capabilities: ClassVar[frozenset[Capability]]  # the most the driver can do; setup() asks the array
     capabilities_before_setup: ClassVar[frozenset[Capability]] = frozenset()
     maps_over: ClassVar[tuple[str, ...]] = ()  # the block protocols a volume can be mapped over (empty: any)
+    # Why the driver never offers a capability (its array's API, or what the driver leaves out): every
+    # operation behind one raises Unsupported naming the driver, the operation and this reason.
+    refusals: ClassVar[dict[Capability, str]] = {}
 
     # -- what each vendor does its own way ----------------------------------------------------
     def _discover(self) -> set[Capability]:
@@ -121,6 +125,9 @@ class VendorDriver:
         self.sdk.delete(self.api, self._conn, entry.attrs)
         self.run.ledger.released(entry)
 
+    def _refuse(self, capability: Capability, why: str = "") -> Unsupported:
+        return unsupported(self.DRIVER, capability, why or self.refusals.get(capability, "not offered by this driver"))
+
     def _owned(self, volume: Volume) -> OwnedVolume:
         if volume.name not in self._volumes:
             raise ArrayError(f"array {self.lab.array.name}: no volume {volume.name} of this run")
@@ -136,7 +143,7 @@ class VendorDriver:
     def _new_volume(self, name: str, qos: QoS | None, export: str | None) -> tuple[str, dict[str, str]]:
         """create_volume's checks before anything is journalled: (the protocol, lab host -> its initiator)."""
         if qos is not None:
-            raise unsupported(self.DRIVER, Capability.QOS)
+            raise self._refuse(Capability.QOS)
         if name in self._volumes:
             raise ArrayError(f"array {self.lab.array.name}: volume {name} exists already")
         protocol = protocol_of(export, self.options)
@@ -204,7 +211,7 @@ class VendorDriver:
 
     def set_qos(self, volume: Volume, qos: QoS | None) -> None:
         if qos is not None:
-            raise unsupported(self.DRIVER, Capability.QOS)
+            raise self._refuse(Capability.QOS)
 
     # -- data services ---------------------------------------------------------------------
     def snapshot_delete(self, snapshot: Snapshot) -> None:
@@ -215,13 +222,18 @@ class VendorDriver:
         self._delete(entry)
 
     def mirror_attach(self, volume: Volume) -> dict[str, Any]:
-        raise unsupported(self.DRIVER, Capability.MIRROR)
+        raise self._refuse(Capability.MIRROR)
 
     def mirror_detach(self, volume: Volume) -> None:
-        raise unsupported(self.DRIVER, Capability.MIRROR)
+        raise self._refuse(Capability.MIRROR)
 
     def volume_metrics(self, volume: Volume, start: datetime, end: datetime) -> list[ArraySample]:
-        raise unsupported(self.DRIVER, Capability.METRICS)
+        raise self._refuse(Capability.METRICS)
+
+    clock_unread: ClassVar[str] = "the driver has no call that gives the array's current time"
+
+    def array_clock(self) -> ArrayClock:
+        return not_read(f"{self.DRIVER}: {self.clock_unread}")
 
 
 def register_vendor_remover(driver: type[VendorDriver]) -> None:

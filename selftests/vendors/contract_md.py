@@ -99,6 +99,15 @@ class PowerStoreContract:
         rows = self._rows(request)
         if not rows or reply.status >= 400:
             return []
+        if request.method == "GET" and reply.status == 206:
+            # The paging row of the conventions table: any collection GET may answer 206 Partial Content with
+            # `content-range: a-b/<total>` (to a `Range: a-b` request, or of its first page without one).
+            asked = next((v for k, v in request.headers.items() if k.lower() == "range"), None)
+            said = next((v for k, v in reply.headers.items() if k.lower() == "content-range"), "")
+            problems = [] if asked is None or re.fullmatch(r"\d+-\d+", asked) else [f"Range {asked!r} is not a-b"]
+            if not re.fullmatch(r"\d+-\d+/\d+", said):
+                problems.append(f"206 without a content-range a-b/<total> ({said!r})")
+            return problems
         documented = set().union(*(row.statuses for row in rows)) or SDK_SUCCESS
         if reply.status not in documented:
             return [f"status {reply.status} is not one endpoints.md gives ({sorted(documented)})"]

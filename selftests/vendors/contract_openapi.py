@@ -28,9 +28,16 @@ def load_spec(path: Path) -> dict[str, Any]:
 
 class OpenApiContract:
     def __init__(
-        self, spec: dict[str, Any], base_path: str = "", extra_fields: dict[str, set[str]] | None = None, error_schema: str | None = None
+        self,
+        spec: dict[str, Any],
+        base_path: str = "",
+        extra_fields: dict[str, set[str]] | None = None,
+        error_schema: str | None = None,
+        next_link_prefix: str | None = None,
     ) -> None:
         self.spec = spec
+        # Query keys of a GET that a description's paging notes give its next links (ONTAP: "start.<key>"), not its parameters.
+        self.next_link_prefix = next_link_prefix
         # A spec that declares no error statuses per operation (Pure: only 200/207) still defines the error body.
         self.error_schema = {"$ref": error_schema} if error_schema else None
         self.base = base_path
@@ -111,7 +118,12 @@ class OpenApiContract:
             return [f"the spec has no {request.method} on {template}"]
         params = self._params(template, op)
         query = {p["name"] for p in params if p.get("in") == "query"}
-        problems = [f"query parameter {key!r} is not declared for {request.method} {template}" for key in request.query if key not in query]
+        paging = self.next_link_prefix if request.method == "GET" else None
+        problems = [
+            f"query parameter {key!r} is not declared for {request.method} {template}"
+            for key in request.query
+            if key not in query and not (paging and key.startswith(paging))
+        ]
         # netapp-ontap sends {} as the body of every DELETE: an empty object names no field, so it is no body.
         if request.body is not None and request.body != {}:
             if self.swagger2:

@@ -8,6 +8,7 @@ import itertools
 import math
 import uuid as uuidlib
 from typing import Any
+from urllib.parse import urlencode
 
 from selftests.vendors.server import Reply, Request
 
@@ -60,6 +61,16 @@ class FakeOntap:
         self.lun_born: dict[str, datetime.datetime] = {}  # a LUN has performance samples from its creation on
         self.metrics_intervals: list[str] = []  # the `interval` of each metrics query
         self.metric_status = "ok"
+        self.clock_ahead = datetime.timedelta(0)  # how far the nodes' clocks run ahead of this machine's
+        self.tz = datetime.timezone(datetime.timedelta(hours=-4))  # the cluster's time zone (the swagger's example)
+        # Paging, as the swagger's notes describe it: a collection GET ends a page after max_records (or
+        # the cluster's own threshold, `max_page` here) and links the next page as _links.next, whose href
+        # carries the query again plus a start.<key> (here an opaque start.record index).
+        self.max_page = 10_000
+        # A misbehaving cluster, for the fail-closed tests: "num_records_off" (a later page says one record
+        # more than it holds), "next_loops" (the second page links back to itself).
+        self.paging_lie: str | None = None
+        self.pages_served: list[tuple[str, int, int]] = []  # (path, first index, records) of every collection page
 
     def _job(self, description: str) -> Reply:
         """ONTAP runs long operations as jobs: 202 with the job, polled at /cluster/jobs/{uuid}."""
@@ -71,13 +82,35 @@ class FakeOntap:
         return Reply(status, {"error": {"message": message, "code": "4"}})
 
     def _find_in(self, items: list[dict[str, Any]], query: dict[str, list[str]]) -> list[dict[str, Any]]:
-        skip = {"fields", "return_records", "return_timeout", "max_records"}
-        return [i for i in items if all(str(_get(i, k)) == v[0] for k, v in query.items() if k not in skip)]
+        skip = {"fields", "return_records", "return_timeout", "max_records", "interval"}
+        return [i for i in items if all(str(_get(i, k)) == v[0] for k, v in query.items() if k not in skip and not k.startswith("start."))]
+
+    def _page(self, request: Request, body: dict[str, Any]) -> dict[str, Any]:
+        records = body["records"]
+        q = request.query
+        first = int(q.get("start.record", ["0"])[0])
+        size = min(int(q["max_records"][0]) if q.get("max_records") else self.max_page, self.max_page)
+        page = records[first : first + size]
+        self.pages_served.append((request.path, first, len(page)))
+        paged: dict[str, Any] = {**body, "records": page, "num_records": len(page)}
+        if first + size < len(records):
+            again = {k: v[0] for k, v in q.items() if k != "start.record"}
+            following = first if self.paging_lie == "next_loops" and first > 0 else first + size
+            paged["_links"] = {"next": {"href": f"{request.path}?{urlencode({**again, 'start.record': following})}"}}
+        if self.paging_lie == "num_records_off" and first > 0:
+            paged["num_records"] = len(page) + 1
+        return paged
 
     def _records(self, items: list[dict[str, Any]]) -> Reply:
         return Reply(200, {"records": items, "num_records": len(items)})
 
     def __call__(self, request: Request) -> Reply:
+        reply = self._route(request)
+        if request.method == "GET" and reply.status == 200 and isinstance(reply.body, dict) and "records" in reply.body:
+            reply.body = self._page(request, reply.body)
+        return reply
+
+    def _route(self, request: Request) -> Reply:
         if request.headers.get("Authorization") != self.auth:
             return self._error(401, "not authorized")
         path, method, body = request.path, request.method, request.body or {}
@@ -95,7 +128,14 @@ class FakeOntap:
         if path == "/api/cluster/nodes":
             return self._records(
                 [
-                    {"uuid": str(uuidlib.uuid4()), "name": f"cluster1-0{i}", "model": "AFF-A400", "serial_number": f"72190000{i}"}
+                    {
+                        "uuid": str(uuidlib.uuid4()),
+                        "name": f"cluster1-0{i}",
+                        "model": "AFF-A400",
+                        "serial_number": f"72190000{i}",
+                        # "wall clock" time, whole seconds in the cluster's time zone, `clock_ahead` ahead of ours
+                        "date": (datetime.datetime.now(self.tz) + self.clock_ahead).replace(microsecond=0).isoformat(),
+                    }
                     for i in (1, 2)
                 ]
             )

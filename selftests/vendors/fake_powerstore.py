@@ -41,6 +41,16 @@ class FakePowerStore:
         self.sessions: dict[str, dict[str, Any]] = {}
         self.replicating_policies: set[str] = set()
         self._ids = itertools.count(1)
+        # Paging, as endpoints.md describes it: a collection GET answers 200 with everything when it fits,
+        # else 206 with the items of the asked `Range: a-b` (or the first `default_page` without one), at
+        # most `max_page` of them, and `content-range: a-b/<total>`.
+        self.default_page = 100
+        self.max_page = 2000
+        # A misbehaving array, for the fail-closed tests: "total_inflated" (content-range counts one item
+        # more than there is), "skips_one" (a later page starts one item after the one asked for).
+        self.paging_lie: str | None = None
+        self.ranges_asked: list[tuple[str, str | None]] = []  # (path, the Range header or None) of every collection GET
+        self.expire_after_first_page = False
 
     def _id(self, kind: str) -> str:
         return f"{kind}-{next(self._ids):04d}"
@@ -75,7 +85,28 @@ class FakePowerStore:
         handler = getattr(self, f"_{parts[0]}", None)
         if handler is None:
             return Reply(404, {"messages": [{"message_l10n": f"no {path}"}]})
-        return handler(request, parts[1:])
+        reply: Reply = handler(request, parts[1:])
+        if request.method == "GET" and reply.status == 200 and isinstance(reply.body, list):
+            return self._page(request, reply.body)
+        return reply
+
+    def _page(self, request: Request, items: list[dict[str, Any]]) -> Reply:
+        asked = next((v for k, v in request.headers.items() if k.lower() == "range"), None)
+        self.ranges_asked.append((request.path, asked))
+        first, last = (int(n) for n in asked.split("-")) if asked else (0, self.default_page - 1)
+        if first >= len(items) and items:
+            return self._error(416, f"range {asked} starts past the {len(items)} items")
+        size = min(last - first + 1, self.max_page)
+        if self.paging_lie == "skips_one" and first > 0:
+            first += 1
+        page = items[first : first + size]
+        if first == 0 and len(page) == len(items):
+            return Reply(200, page)
+        if self.expire_after_first_page and first == 0:
+            self.expire_after_first_page = False
+            self.tokens.clear()  # the session ends between two pages of a list
+        total = len(items) + (1 if self.paging_lie == "total_inflated" else 0)
+        return Reply(206, page, {"content-range": f"{first}-{first + len(page) - 1}/{total}"})
 
     def _error(self, status: int, message: str) -> Reply:
         return Reply(status, {"messages": [{"code": "0xE0A", "severity": "Error", "message_l10n": message}]})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import itertools
 import secrets as pysecrets
 import time
@@ -34,7 +35,20 @@ class FakePure:
         self.transfer_polls_until_done = 1
         self.performance_queries: list[dict[str, list[str]]] = []
         self.volume_born_ms: dict[str, int] = {}
+        self.performance_slop_ms = 0  # a misbehaving array: samples this far either side of the window asked
+        self.sent_outside_window = False
+        self.restores: list[tuple[str, str]] = []  # (volume, the snapshot or volume copied over it)
         self._ids = itertools.count(1)
+        # Paging, as FA 2.x documents it: a list answers at most `max_page` items per page (the array's
+        # "system maximum limit", which caps `limit` too), with more_items_remaining and a continuation_token
+        # while items remain; total_item_count only when asked for (total_item_count=true), else null.
+        self.max_page = 10_000
+        # A misbehaving array, for the fail-closed tests: "no_more_flag" (a first page without
+        # more_items_remaining, its token kept), "empty_page" (a later page empty though items remain),
+        # "total_short_of_items" (total_item_count counts one more item than the pages hold).
+        self.paging_lie: str | None = None
+        self.pages_served: list[tuple[str, int, int]] = []  # (path, first index, items) of every page of a list
+        self.expire_after_first_page = False
 
     def expire_sessions(self) -> None:
         self.tokens.clear()
@@ -42,6 +56,38 @@ class FakePure:
     @staticmethod
     def _items(items: list[dict[str, Any]]) -> Reply:
         return Reply(200, {"items": items, "more_items_remaining": False, "total_item_count": len(items), "continuation_token": None})
+
+    def _page(self, request: Request, body: dict[str, Any]) -> dict[str, Any]:
+        """One page of a list answer: from the continuation_token (an opaque index) or offset, at most
+        limit (capped at max_page) items; limit=0 gives the count only."""
+        q = request.query
+        items = body["items"]
+        token = q.get("continuation_token", [""])[0]
+        first = int(base64.b64decode(token).decode()) if token else int(q.get("offset", ["0"])[0])
+        asked = int(q["limit"][0]) if q.get("limit") else self.max_page
+        size = min(asked, self.max_page)
+        page = items[first : first + size]
+        more = first + size < len(items)
+        self.pages_served.append((request.path, first, len(page)))
+        if self.expire_after_first_page and first == 0 and more:
+            self.expire_after_first_page = False
+            self.tokens.clear()  # the session ends between two pages of a list
+        lie = self.paging_lie
+        if lie == "empty_page" and first > 0:
+            page, more = [], True
+        counted = q.get("total_item_count", ["false"])[0] == "true"
+        total = len(items) + (1 if lie == "total_short_of_items" else 0)
+        paged = {
+            **body,
+            "items": page,
+            "more_items_remaining": None if lie == "no_more_flag" and first == 0 else more,
+            "total_item_count": total if counted else None,
+            # Hardware pages by offset only: its GET takes no continuation_token (FA 2.56).
+            "continuation_token": base64.b64encode(str(first + size).encode()).decode()
+            if more and "hardware" not in request.path
+            else None,
+        }
+        return paged
 
     @staticmethod
     def _error(status: int, context: str, message: str) -> Reply:
@@ -63,11 +109,16 @@ class FakePure:
         if request.headers.get("x-auth-token") not in self.tokens:
             return self._error(401, "session", "session expired")
         if path == f"{V}/volumes/performance":
-            return self._volumes_performance(q)
+            reply = self._volumes_performance(q)
+            if reply.status == 200:
+                reply.body = self._page(request, reply.body)
+            return reply
         handler = getattr(self, "_" + path.removeprefix(V + "/").replace("-", "_").replace("/", "__"), None)
         if handler is None:
             return self._error(404, path, "no such path in the fake")
         reply: Reply = handler(request, q)
+        if request.method == "GET" and reply.status == 200 and isinstance(reply.body, dict) and "items" in reply.body:
+            reply.body = self._page(request, reply.body)
         if request.method != "GET" and isinstance(reply.body, dict):
             # Only list (GET) answers page: a write's answer is {"items": [...]} (the *Response schemas).
             for key in ("more_items_remaining", "total_item_count", "continuation_token"):
@@ -88,7 +139,10 @@ class FakePure:
             if name not in self.volumes:
                 return self._error(400, name, "Volume does not exist.")
             start = max(int(q.get("start_time", [str(end - resolution)])[0]), self.volume_born_ms[name])
+            start, end = start - self.performance_slop_ms, min(end + self.performance_slop_ms, now_ms)
+            asked = (int(q.get("start_time", ["0"])[0]), int(q.get("end_time", [str(now_ms)])[0]))
             for k in range(-(-start // resolution), end // resolution + 1):
+                self.sent_outside_window |= not asked[0] <= k * resolution <= asked[1]
                 items.append(
                     {
                         "name": name,
@@ -150,6 +204,13 @@ class FakePure:
         names = _names(q)
         if request.method == "POST":
             name = names[0]
+            source = (request.body or {}).get("source", {}).get("name")
+            if name in self.volumes and source is not None and q.get("overwrite") == ["true"]:
+                # A copy over an existing volume: its content becomes the source's; name, serial and connections stay.
+                if source not in self.snapshots and source not in self.volumes:
+                    return self._error(400, source, "Source volume or snapshot does not exist.")
+                self.restores.append((name, source))
+                return self._items([self.volumes[name]])
             if name in self.volumes:
                 return self._error(400, name, "Volume already exists.")
             serial = pysecrets.token_hex(12).upper()

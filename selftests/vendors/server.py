@@ -102,6 +102,7 @@ class ContractServer:
         self.faults: list[Fault] = []
         self.violations: list[str] = []
         self.log: list[tuple[Request, Reply]] = []
+        self.hung: list[Request] = []
         self._lock = threading.Lock()
         self.released = threading.Event()  # lets hanging requests go when the server stops
         server = self
@@ -141,7 +142,8 @@ class ContractServer:
         return fault
 
     def calls(self) -> list[str]:
-        return [f"{r.method} {r.path}" for r, _ in self.log]
+        """Every request answered, then every request left hanging (a timeout fault)."""
+        return [f"{r.method} {r.path}" for r, _ in self.log] + [f"{r.method} {r.path}" for r in self.hung]
 
     def handle(self, handler: BaseHTTPRequestHandler) -> None:
         split = urlsplit(handler.path)
@@ -158,6 +160,8 @@ class ContractServer:
                 fault.times -= 1
             self.violations.extend(f"{request.method} {request.path}: {v}" for v in self.contract.check_request(request))
         if fault and fault.hang:
+            with self._lock:
+                self.hung.append(request)  # asked, never answered: counted by calls(), not in log
             self.released.wait()
             return
         if fault and fault.delay_s:

@@ -18,6 +18,7 @@ from iogate.run import Run
 from selftests.vendors.conftest import INITIATORS, PASSWORD_ENV, make_lab
 from selftests.vendors.contract_openapi import OpenApiContract, load_spec
 from selftests.vendors.fake_ontap import FakeOntap
+from selftests.vendors.refusals import assert_refusals
 from selftests.vendors.server import ContractServer, Fault, Request
 
 pytestmark = pytest.mark.vendors
@@ -35,7 +36,8 @@ NEWER_FIELDS = {
 
 
 def contract() -> OpenApiContract:
-    return OpenApiContract(load_spec(SPEC), "/api", NEWER_FIELDS)
+    # Next links carry start.<key> query keys: the swagger's paging notes ("?start.aggregate=aggr25&max_records=25").
+    return OpenApiContract(load_spec(SPEC), "/api", NEWER_FIELDS, next_link_prefix="start.")
 
 
 @pytest.fixture
@@ -204,7 +206,7 @@ def test_a_cluster_without_the_efficiency_scanner_offers_no_dedupe(
     del array.flexvol["efficiency"]["scanner"]  # as a 9.8 cluster answers
     drv = make_driver(tmp_path, server, run, monkeypatch)
     assert Capability.DEDUPE not in drv.capabilities and Capability.REPLICATE in drv.capabilities
-    with pytest.raises(Unsupported):
+    with pytest.raises(Unsupported, match="does not support dedupe: the cluster reports no efficiency scanner"):
         drv.dedupe_run()
 
 
@@ -301,3 +303,101 @@ def test_every_path_the_driver_calls_is_still_in_the_ontap_9_19_path_list(driver
     assert len(called) > 15
     missing = [path for path in called if not any(p.match(path) for p in patterns)]
     assert missing == []
+
+
+# -- paging: collections are read through every _links.next, each page holding what it says, or refused ----------
+def test_a_licence_on_a_later_page_still_counts(
+    tmp_path: Path, server: ContractServer, array: FakeOntap, run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    array.max_page = 2  # snapmirror is the fourth of five licences: on the second page
+    drv = make_driver(tmp_path, server, run, monkeypatch)
+    assert Capability.REPLICATE in drv.capabilities
+    licence_pages = [first for path, first, _ in array.pages_served if path.endswith("/licenses")]
+    assert licence_pages == [0, 2, 4]
+    assert any("start.record" in r.query for r, _ in server.log)  # the next link was followed, as the cluster gave it
+
+
+def _lun_with_samples(driver: ontap.Ontap, array: FakeOntap) -> tuple[Any, datetime, datetime]:
+    volume = driver.create_volume("vol0", 1 << 30)
+    (lun_uuid,) = array.lun_born
+    now = datetime.now(UTC)
+    array.lun_born[lun_uuid] = now - timedelta(minutes=10)
+    return volume, now - timedelta(minutes=5), now - timedelta(minutes=1)
+
+
+def test_metrics_longer_than_a_page_are_read_to_the_last_page(driver: ontap.Ontap, array: FakeOntap) -> None:
+    volume, start, end = _lun_with_samples(driver, array)
+    whole = driver.volume_metrics(volume, start, end)
+    array.max_page = 7
+    paged = driver.volume_metrics(volume, start, end)
+    assert len(whole) >= 15 and paged == whole
+    metric_pages = [first for path, first, _ in array.pages_served if path.endswith("/metrics")][1:]
+    assert metric_pages[:3] == [0, 7, 14] and len(metric_pages) >= 6  # 40-odd records of the last 10 minutes, 7 a page
+    driver.teardown()
+
+
+@pytest.mark.parametrize(
+    ("lie", "says"),
+    [("num_records_off", r"page 2 says num_records 8 but holds 7 records"), ("next_loops", r"the next link \S+ came round again")],
+)
+def test_a_collection_whose_pages_do_not_add_up_fails_naming_the_call(driver: ontap.Ontap, array: FakeOntap, lie: str, says: str) -> None:
+    volume, start, end = _lun_with_samples(driver, array)
+    array.max_page, array.paging_lie = 7, lie
+    with pytest.raises(ArrayError, match=rf"GET /storage/luns/\{{uuid\}}/metrics lun \S+vol0: incomplete list after 3 attempts: {says}"):
+        driver.volume_metrics(volume, start, end)
+    array.paging_lie = None
+    driver.teardown()
+
+
+def test_the_clusters_clock_is_read_from_the_nodes_date(driver: ontap.Ontap, array: FakeOntap, server: ContractServer) -> None:
+    array.clock_ahead = timedelta(seconds=90)  # the nodes run 90 s ahead, in a -04:00 time zone
+    before = datetime.now(UTC)
+    got = driver.array_clock()
+    took = (datetime.now(UTC) - before).total_seconds()
+    assert got.offset_s is not None and got.uncertainty_s is not None and got.source == "GET /cluster/nodes date"
+    # The nodes' date is 90 s ahead cut to whole seconds, read somewhere within the call: the offset can be off by
+    # at most that second and the call's duration, and the driver's stated uncertainty must cover as much.
+    assert 90 - 1 - took <= got.offset_s <= 90 + took and got.uncertainty_s >= 1.0
+    assert any(r.query.get("fields") == ["name,date"] for r, _ in server.log if r.path == "/api/cluster/nodes")
+
+
+def test_what_the_driver_does_not_offer_is_refused_naming_driver_operation_and_why(driver: ontap.Ontap) -> None:
+    volume = driver.create_volume("vol0", 1 << 30)
+    reasons = assert_refusals(driver, volume)
+    assert [r.split(":")[0] for r in reasons] == ["restore", "mirror", "qos"]
+    assert "rolls back every LUN and namespace of the FlexVol" in reasons[0]
+    driver.teardown()
+
+
+def test_dedupe_off_on_the_flexvol_is_the_reason_given(
+    tmp_path: Path, server: ContractServer, array: FakeOntap, run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    array.flexvol["efficiency"]["dedupe"] = "none"
+    drv = make_driver(tmp_path, server, run, monkeypatch)
+    with pytest.raises(Unsupported, match=r"array driver ontap does not support dedupe: FlexVol iogate_vol has dedupe off"):
+        drv.dedupe_run()
+
+
+# -- half-done provisioning: the host mapping fails after the LUN was made -----------------------------------------
+@pytest.mark.parametrize(
+    ("fault", "says"),
+    [
+        (Fault("POST", r"/api/protocols/san/lun-maps$", status=503, after_app=True), "HTTP 503"),  # made, the answer lost
+        (Fault("POST", r"/api/protocols/san/lun-maps$", status=500), "HTTP 500"),  # refused by the cluster
+        (Fault("POST", r"/api/protocols/san/lun-maps$", hang=True), "no answer: timed out"),
+    ],
+    ids=["lost-answer", "refused", "timeout"],
+)
+def test_a_failed_mapping_names_the_call_is_not_repeated_and_leaks_nothing(
+    tmp_path: Path, server: ContractServer, array: FakeOntap, run: Run, monkeypatch: pytest.MonkeyPatch, fault: Fault, says: str
+) -> None:
+    from iogate.run.resources import release_all
+
+    driver = make_driver(tmp_path, server, run, monkeypatch, timeout_s=5)  # the timeout case: any timeout will do
+    server.inject(fault)
+    with pytest.raises(ArrayError, match=rf"POST /protocols/san/lun-maps lun \S+vol0 igroup \S+h1_iscsi: {says}"):
+        driver.create_volume("vol0", 1 << 30)
+    assert server.calls().count("POST /api/protocols/san/lun-maps") == 1  # a write is not repeated
+    release_all(run.ledger)  # what `iogate cleanup` runs on the journal
+    assert array.objects["luns"] == {} and array.objects["igroups"] == {} and array.lun_maps == []
+    assert run.ledger.open_entries() == []

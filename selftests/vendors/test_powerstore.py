@@ -22,7 +22,8 @@ from iogate.run.ledger import Ledger
 from selftests.vendors.conftest import INITIATORS, PASSWORD_ENV, make_lab
 from selftests.vendors.contract_md import PowerStoreContract
 from selftests.vendors.fake_powerstore import FakePowerStore
-from selftests.vendors.server import ContractServer, Fault, Request
+from selftests.vendors.refusals import assert_refusals
+from selftests.vendors.server import ContractServer, Fault, Reply, Request
 
 pytestmark = pytest.mark.vendors
 pytest.importorskip("PyPowerStore", reason="vendor SDK not installed: pip install -r requirements-vendors.txt")
@@ -249,3 +250,112 @@ def test_a_host_without_an_initiator_name_fails_naming_the_file(
     with pytest.raises(ArrayError, match=r"host\(s\) h1 have no nvme-tcp initiator name \(/etc/nvme/hostnqn\)"):
         drv.create_volume("vol0", 1 << 30, export="nvme-tcp")
     assert array.volumes == {}  # refused before anything was created
+
+
+# -- paging: lists are read to their last page (Range / 206 / content-range), or refused naming the call ------------
+def _mapped_among_others(driver: powerstore.PowerStore, array: FakePowerStore) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A volume of the run whose own mapping comes third in the array's list of its mappings."""
+    driver.create_volume("vol0", 1 << 30)
+    (stored,) = array.volumes.values()
+    others = [
+        {"id": f"map-x{i}", "host_id": f"host-x{i}", "host_group_id": None, "volume_id": stored["id"], "logical_unit_number": 9 + i}
+        for i in range(2)
+    ]
+    array.mappings[:0] = others  # someone else's hosts mapped the volume too, listed first
+    (owned,) = driver._volumes.values()
+    return stored, owned.maps[0].attrs
+
+
+def test_the_sdks_own_mapping_list_stops_at_the_first_page(driver: powerstore.PowerStore, array: FakePowerStore) -> None:
+    # Why the driver pages itself: PyPowerStore's get_host_volume_mapping returns a 206's first page as the list.
+    stored, _ = _mapped_among_others(driver, array)
+    array.default_page = 1
+    assert len(driver._conn.provisioning.get_host_volume_mapping(stored["id"])) == 1  # of 3, silently
+    array.mappings = [m for m in array.mappings if not m["id"].startswith("map-x")]
+    driver.teardown()
+
+
+def test_cleanup_finds_its_mapping_on_a_later_page(driver: powerstore.PowerStore, array: FakePowerStore) -> None:
+    _, attrs = _mapped_among_others(driver, array)
+    array.max_page = 1
+    assert powerstore.delete_object(driver.api, driver._conn, attrs) is not None
+    assert [m["id"] for m in array.mappings] == ["map-x0", "map-x1"]  # ours found on page 3 and removed; theirs kept
+    mapping_ranges = [r for p, r in array.ranges_asked if p.endswith("/host_volume_mapping")]
+    assert mapping_ranges[-3:] == ["0-1999", "1-2000", "2-2001"]  # each page asked from where the last one ended
+    array.mappings.clear()
+    driver.teardown()
+    assert array.volumes == {} and array.hosts == {}
+
+
+@pytest.mark.parametrize(
+    ("lie", "says"),
+    [("total_inflated", r"HTTP 416"), ("skips_one", r"asked from item 1, the array's page says 2-2/3")],
+)
+def test_a_mapping_list_that_does_not_add_up_fails_naming_the_call(
+    driver: powerstore.PowerStore, array: FakePowerStore, lie: str, says: str
+) -> None:
+    _, attrs = _mapped_among_others(driver, array)
+    array.max_page, array.paging_lie = 1, lie
+    with pytest.raises(ArrayError, match=rf"GET /host_volume_mapping volume \S+vol0: .*{says}"):
+        powerstore.delete_object(driver.api, driver._conn, attrs)
+    assert len(array.mappings) == 3  # nothing taken for unmapped on a partial answer
+    array.paging_lie = None
+    array.mappings = [m for m in array.mappings if not m["id"].startswith("map-x")]
+    driver.teardown()
+
+
+def test_the_contract_check_fails_a_partial_answer_that_does_not_say_its_range() -> None:
+    contract = PowerStoreContract()
+    ranged = Request("GET", "/api/rest/host", {"select": ["id,name"]}, {"Range": "0-99"}, None)
+    assert contract.check_response(ranged, Reply(206, [], {"content-range": "0-99/250"})) == []
+    assert contract.check_response(ranged, Reply(206, [], {})) == ["206 without a content-range a-b/<total> ('')"]
+
+
+def test_the_arrays_clock_is_said_to_be_unread_and_why(driver: powerstore.PowerStore) -> None:
+    assert driver.array_clock().describe() == (
+        "array clock not read: powerstore: endpoints.md lists no call that gives the array's current time"
+    )
+
+
+def test_what_the_driver_does_not_offer_is_refused_naming_driver_operation_and_why(driver: powerstore.PowerStore) -> None:
+    volume = driver.create_volume("vol0", 1 << 30)
+    reasons = assert_refusals(driver, volume)
+    assert [r.split(":")[0] for r in reasons] == ["restore", "dedupe", "mirror", "qos", "metrics"]
+    assert all("endpoints.md" in r for r in reasons)  # each refusal says where the API's description stops
+    driver.teardown()
+
+
+# -- half-done provisioning: the host mapping fails after the volume was made --------------------------------------
+@pytest.mark.parametrize(
+    ("fault", "says"),
+    [
+        (Fault("POST", r"/attach$", status=503, after_app=True), "HTTP 503"),  # made on the array, the answer lost
+        (Fault("POST", r"/attach$", status=500), "HTTP 500"),  # refused by the array
+        (Fault("POST", r"/attach$", hang=True), "no answer: timed out"),
+    ],
+    ids=["lost-answer", "refused", "timeout"],
+)
+def test_a_failed_mapping_names_the_call_is_not_repeated_and_leaks_nothing(
+    tmp_path: Path, server: ContractServer, array: FakePowerStore, run: Run, monkeypatch: pytest.MonkeyPatch, fault: Fault, says: str
+) -> None:
+    from iogate.run.resources import release_all
+
+    driver = make_driver(tmp_path, server, run, monkeypatch, timeout_s=5)  # the timeout case: any timeout will do
+    server.inject(fault)
+    with pytest.raises(ArrayError, match=rf"POST /volume/\{{id\}}/attach volume \S+vol0 host \S+h1-iscsi: {says}"):
+        driver.create_volume("vol0", 1 << 30)
+    assert len([c for c in server.calls() if c.endswith("/attach")]) == 1  # a write is not repeated
+    release_all(run.ledger)  # what `iogate cleanup` runs on the journal
+    assert array.volumes == {} and array.hosts == {} and array.mappings == [] and run.ledger.open_entries() == []
+
+
+def test_a_session_that_ends_between_two_pages_is_renewed_and_the_list_read_whole(
+    driver: powerstore.PowerStore, array: FakePowerStore, server: ContractServer
+) -> None:
+    _, attrs = _mapped_among_others(driver, array)
+    array.max_page, array.expire_after_first_page = 1, True
+    logins = server.calls().count("GET /api/rest/login_session")
+    assert powerstore.delete_object(driver.api, driver._conn, attrs) is not None  # its mapping, on the third page
+    assert server.calls().count("GET /api/rest/login_session") == logins + 1
+    array.mappings.clear()
+    driver.teardown()

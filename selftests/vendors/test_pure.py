@@ -11,14 +11,16 @@ from typing import Any
 import pytest
 
 from iogate.arrays import pure, vendor_base
-from iogate.arrays.base import ArraySample, Capability, samples_evidence
+from iogate.arrays.base import ArraySample, Capability, Unsupported, samples_evidence
 from iogate.arrays.exports import IscsiExport
-from iogate.errors import ArrayError
+from iogate.errors import ArrayError, IOGateError
+from iogate.lab import QoS
 from iogate.run import Run
 from iogate.run.resources import release_all
 from selftests.vendors.conftest import INITIATORS, PASSWORD_ENV, make_lab
 from selftests.vendors.contract_openapi import OpenApiContract, load_spec
 from selftests.vendors.fake_pure import FakePure
+from selftests.vendors.refusals import assert_refusals
 from selftests.vendors.server import ContractServer, Fault, Request
 
 pytestmark = pytest.mark.vendors
@@ -78,7 +80,7 @@ def test_identity_from_the_serial_follows_pures_documented_shape() -> None:
 
 def test_facts_and_capabilities_come_from_the_array(driver: pure.Pure) -> None:
     assert driver.facts()["array.model"] == "Pure Storage FA-X70R4" and driver.facts()["array.firmware"] == "Purity//FA 6.7.1"
-    assert driver.capabilities == {Capability.SNAPSHOT, Capability.REPLICATE, Capability.METRICS}
+    assert driver.capabilities == {Capability.SNAPSHOT, Capability.RESTORE, Capability.REPLICATE, Capability.METRICS}
     assert driver.facts()["array.serial"] == "PCHFL2110000A"
 
 
@@ -122,7 +124,7 @@ def test_no_connected_target_no_replicate(
     monkeypatch.setattr(vendor_base, "read_initiator_ids", lambda lab: INITIATORS)
     drv = pure.Pure(make_lab(tmp_path, "pure", options(server)), run)
     drv.setup()
-    assert drv.capabilities == {Capability.SNAPSHOT, Capability.METRICS}
+    assert drv.capabilities == {Capability.SNAPSHOT, Capability.RESTORE, Capability.METRICS}
 
 
 @pytest.mark.parametrize("how", ["target disallowed", "target is not the connected array"])
@@ -134,7 +136,7 @@ def test_replicate_needs_a_target_of_the_group_that_is_allowed_and_connected(
     else:
         array.pgroups["pg-dr"]["targets"][0]["name"] = "fa-old"  # the group replicates to an array no longer connected
     drv = make_driver(tmp_path, server, run, monkeypatch)
-    assert drv.capabilities == {Capability.SNAPSHOT, Capability.METRICS}
+    assert drv.capabilities == {Capability.SNAPSHOT, Capability.RESTORE, Capability.METRICS}
     assert "GET /api/2.56/protection-groups/targets" in server.calls()
 
 
@@ -223,4 +225,158 @@ def test_a_window_without_samples_is_no_data_not_zeros(driver: pure.Pure, array:
     assert samples == [] and samples_evidence(samples) is None and len(array.performance_queries) == 1
     with pytest.raises(ValueError, match="not after the start"):
         driver.volume_metrics(volume, now, now - timedelta(minutes=1))
+    driver.teardown()
+
+
+# -- paging: a list longer than the array's page is read to its last page, or refused naming the call --------------
+def _window_with_samples(driver: pure.Pure, array: FakePure) -> tuple[Any, datetime, datetime]:
+    volume = driver.create_volume("vol0", 1 << 30)
+    (name,) = array.volume_born_ms
+    array.volume_born_ms[name] -= 10 * 60_000
+    now = datetime.now(UTC)
+    return volume, now - timedelta(minutes=5), now - timedelta(minutes=1)
+
+
+def test_a_list_longer_than_the_arrays_page_is_read_to_its_last_page(driver: pure.Pure, array: FakePure) -> None:
+    volume, start, end = _window_with_samples(driver, array)
+    whole = driver.volume_metrics(volume, start, end)  # one page: the fake's default page holds them all
+    array.max_page = 3
+    paged = driver.volume_metrics(volume, start, end)
+    assert len(whole) >= 7 and paged == whole
+    pages = [p for p in array.pages_served if p[0].endswith("/volumes/performance")][1:]  # the paged call's pages
+    assert [first for _, first, _ in pages] == list(range(0, len(whole), 3))  # every page, each from where the last ended
+    assert any("continuation_token" in q for q in array.performance_queries)
+    assert all(q.get("total_item_count") == ["true"] for q in array.performance_queries)  # the array's count is asked
+    driver.teardown()
+
+
+def test_teardown_finds_what_it_removes_on_later_pages(driver: pure.Pure, array: FakePure) -> None:
+    driver.create_volume("vol0", 1 << 30)
+    array.max_page = 1
+    driver.teardown()
+    assert array.volumes == {} and array.hosts == {} and array.connections == []
+
+
+@pytest.mark.parametrize(
+    ("lie", "says"),
+    [
+        ("no_more_flag", r"held 3 of the \d+ items"),
+        ("empty_page", r"held 3 of the \d+ items"),
+        ("total_short_of_items", r"held \d+ of the \d+ items"),
+    ],
+)
+def test_a_list_whose_pages_do_not_add_up_fails_naming_the_call(driver: pure.Pure, array: FakePure, lie: str, says: str) -> None:
+    volume, start, end = _window_with_samples(driver, array)
+    array.max_page, array.paging_lie = 3, lie
+    with pytest.raises(ArrayError, match=rf"GET /volumes/performance volume \S+vol0: incomplete list after 3 attempts: the pages {says}"):
+        driver.volume_metrics(volume, start, end)
+    array.paging_lie = None
+    driver.teardown()
+
+
+def test_the_sdk_alone_ends_a_list_quietly_on_a_first_page_without_more_items_remaining(driver: pure.Pure, array: FakePure) -> None:
+    # Why the driver counts: py-pure-client 1.96 reads more_items_remaining of the first page as `or False`.
+    _, start, _ = _window_with_samples(driver, array)
+    array.max_page, array.paging_lie = 3, "no_more_flag"
+    name = f"{driver.prefix}vol0"
+    response = driver._conn.get_volumes_performance(names=[name], start_time=int(start.timestamp() * 1000), resolution=30000)
+    assert response.continuation_token and len(list(response.items)) == 3  # a token to more, and three items: silently
+    array.paging_lie = None
+    driver.teardown()
+
+
+def test_a_cleanup_lookup_on_a_lying_list_fails_and_keeps_the_ledger_entry(driver: pure.Pure, array: FakePure, run: Run) -> None:
+    driver.create_volume("vol0", 1 << 30)
+    array.max_page, array.paging_lie = 1, "total_short_of_items"
+    with pytest.raises(IOGateError, match=r"GET /volumes volume \S+vol0: incomplete list"):
+        release_all(run.ledger)
+    assert array.volumes and array.connections  # nothing taken for gone on a partial answer
+    assert run.ledger.open_entries()
+    array.paging_lie = None
+    release_all(run.ledger)
+    assert array.volumes == {} and array.hosts == {} and array.connections == []
+
+
+def test_samples_the_array_sends_outside_the_window_are_left_out(driver: pure.Pure, array: FakePure) -> None:
+    volume, start, end = _window_with_samples(driver, array)
+    array.performance_slop_ms = 120_000  # the array answers two minutes either side of the window asked
+    samples = driver.volume_metrics(volume, start, end)
+    assert array.sent_outside_window and samples and all(start <= s.time <= end for s in samples)
+    driver.teardown()
+
+
+def test_the_arrays_clock_is_said_to_be_unread_and_why(driver: pure.Pure) -> None:
+    got = driver.array_clock()
+    assert got.offset_s is None and "no field with the array's current time" in got.describe()
+
+
+# -- what the driver does and does not offer -------------------------------------------------------------------
+def test_restore_copies_the_snapshot_over_the_volume_which_keeps_its_identity(
+    driver: pure.Pure, array: FakePure, server: ContractServer
+) -> None:
+    volume = driver.create_volume("vol0", 1 << 30)
+    snap = driver.snapshot_create(volume, "s1")
+    (stored,) = array.volumes.values()
+    serial = stored["serial"]
+    driver.snapshot_restore(volume, snap)
+    assert array.restores == [(stored["name"], f"{stored['name']}.s1")]
+    (restore,) = [r for r, _ in server.log if r.method == "POST" and r.query.get("overwrite")]
+    assert restore.query["overwrite"] == ["true"] and restore.body == {"source": {"name": f"{stored['name']}.s1"}}
+    assert array.volumes[stored["name"]]["serial"] == serial and array.connections  # same volume, still connected
+    driver.teardown()
+
+
+def test_a_restore_that_fails_is_not_repeated_and_names_the_call(driver: pure.Pure, array: FakePure, server: ContractServer) -> None:
+    volume = driver.create_volume("vol0", 1 << 30)
+    snap = driver.snapshot_create(volume, "s1")
+    server.inject(Fault("POST", r"/volumes$", status=503))
+    with pytest.raises(ArrayError, match=r"POST /volumes volume \S+vol0 from snapshot \S+vol0\.s1: HTTP 503"):
+        driver.snapshot_restore(volume, snap)
+    assert len([r for r, _ in server.log if r.method == "POST" and r.query.get("overwrite")]) == 1
+    with pytest.raises(ArrayError, match="no snapshot vol0@s2 of this run"):
+        driver.snapshot_restore(volume, pure.Snapshot("s2", "vol0"))
+    driver.teardown()
+
+
+def test_what_the_driver_does_not_offer_is_refused_naming_driver_operation_and_why(driver: pure.Pure, run: Run) -> None:
+    volume = driver.create_volume("vol0", 1 << 30)
+    reasons = assert_refusals(driver, volume)
+    assert [r.split(":")[0] for r in reasons] == ["dedupe", "mirror", "qos"]
+    entries = len(run.ledger.entries)
+    with pytest.raises(Unsupported, match="does not support qos: FlashArray caps a volume's total IOPS"):
+        driver.create_volume("vol1", 1 << 30, qos=QoS(write_iops=500))
+    assert len(run.ledger.entries) == entries  # refused before anything was journalled or asked of the array
+    driver.teardown()
+
+
+# -- half-done provisioning: the host mapping fails after the volume was made --------------------------------------
+@pytest.mark.parametrize(
+    ("fault", "says"),
+    [
+        (Fault("POST", r"/connections$", status=503, after_app=True), "HTTP 503"),  # made on the array, the answer lost
+        (Fault("POST", r"/connections$", status=500), "HTTP 500"),  # refused by the array
+        (Fault("POST", r"/connections$", hang=True), "no answer: timed out"),
+    ],
+    ids=["lost-answer", "refused", "timeout"],
+)
+def test_a_failed_mapping_names_the_call_is_not_repeated_and_leaks_nothing(
+    tmp_path: Path, server: ContractServer, array: FakePure, run: Run, monkeypatch: pytest.MonkeyPatch, fault: Fault, says: str
+) -> None:
+    driver = make_driver(tmp_path, server, run, monkeypatch, timeout_s=5)  # the timeout case: any timeout will do
+    server.inject(fault)
+    with pytest.raises(ArrayError, match=rf"POST /connections volume \S+vol0 host \S+h1-iscsi: {says}"):
+        driver.create_volume("vol0", 1 << 30)
+    assert server.calls().count("POST /api/2.56/connections") == 1  # a write is not repeated
+    release_all(run.ledger)  # what `iogate cleanup` runs on the journal
+    assert array.volumes == {} and array.hosts == {} and array.connections == [] and run.ledger.open_entries() == []
+
+
+def test_a_session_that_ends_between_two_pages_is_renewed_and_the_list_read_whole(
+    driver: pure.Pure, array: FakePure, server: ContractServer
+) -> None:
+    volume, start, end = _window_with_samples(driver, array)
+    whole = driver.volume_metrics(volume, start, end)
+    array.max_page, array.expire_after_first_page = 3, True
+    assert driver.volume_metrics(volume, start, end) == whole
+    assert server.calls().count("POST /api/2.56/login") == 2  # logged in again, once
     driver.teardown()
