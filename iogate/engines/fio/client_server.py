@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
-from iogate.engines.base import HostEngine, LoadControl
+from iogate.engines.base import HostEngine, LoadControl, with_targets
 from iogate.engines.fio import jobfile, parse
 from iogate.engines.fio.aborts import abort_message
 from iogate.engines.workload import JobSpec, RunPlan
@@ -295,7 +295,7 @@ class ClientServerEngine(HostEngine):
             hosts[host] = HostResult(
                 host=host,
                 client=client_by_host[host],
-                jobs=tuple(jobs),
+                jobs=with_targets(plan, jobs),
                 # Upper bounds of the start (fio's runtime counted back from when the client returned) and
                 # the exact runtime: the grid finds the true start on the jobs' own phase (metrics.grid).
                 series=Series(tuple(samples), tuple(hist), spans=tuple(
