@@ -27,7 +27,7 @@ from iogate.engines.base import HostEngine, LoadControl, StatusObserver, job_tar
 from iogate.engines.fio import jobfile, parse
 from iogate.engines.fio.aborts import abort_message
 from iogate.engines.workload import JobSpec, RunPlan
-from iogate.errors import EngineError
+from iogate.errors import EngineError, HostError
 from iogate.hosts.guard import Guard, distinct
 from iogate.hosts.initiator import Initiator
 from iogate.metrics.grid import job_grids
@@ -123,6 +123,11 @@ class FioEngine(HostEngine):
         try:
             done = _bounded(initiator, command, limit_s + KILL_AFTER_S + STUCK_S)
             hung = done is None
+        except HostError as exc:
+            # The transport broke mid-run (the host crashed, was powered off, its VM killed): what was
+            # lost is the load on these targets; the transport's own words follow.
+            raise HostError(f"host {initiator.name} lost during the load: fio's I/O on {_targets(jobs)} ended without "
+                            f"results ({exc})") from None
         finally:
             stop.set()
             for watcher in watchers:
