@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from iogate.engines.workload import JobSpec, RunPlan
 from iogate.errors import HostError
+from iogate.lab import DEFAULT_LIVENESS, HostLiveness
 from iogate.metrics.types import JobResult, JobTarget, RunResult
 
 if TYPE_CHECKING:
@@ -112,6 +113,7 @@ class EngineSettings:
 
     observer: StatusObserver | None = None  # live status lines, where the engine has them
     vdbench_home: str | None = None  # the lab's vdbench installation (engines/vdbench/locate.py)
+    liveness: HostLiveness = DEFAULT_LIVENESS  # when a host that stopped answering is lost (multi-host runs)
 
 
 class EngineOpener(Protocol):
