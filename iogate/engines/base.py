@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
-from iogate.engines.workload import RunPlan
+from iogate.engines.workload import JobSpec, RunPlan
 from iogate.errors import HostError
-from iogate.metrics.types import RunResult
+from iogate.lab import DEFAULT_LIVENESS, HostLiveness
+from iogate.metrics.types import JobResult, JobTarget, RunResult
 
 if TYPE_CHECKING:
     from iogate.hosts.guard import Guard
@@ -67,6 +68,18 @@ class Engine(Protocol):
         on failure."""
 
 
+def job_target(job: JobSpec) -> JobTarget:
+    """Where a planned job's I/O goes: the device (or file) the engine opens, and its volume."""
+    return JobTarget(job.target.device or job.target.filename, job.target.volume.name)
+
+
+def with_targets(plan: RunPlan, jobs: Iterable[JobResult]) -> tuple[JobResult, ...]:
+    """The engine's job records, each with the target of the plan's job of the same host and name
+    (a record the plan does not know keeps what it had: None, never a guess)."""
+    targets = {(job.target.host, job.name): job_target(job) for job in plan.jobs}
+    return tuple(replace(job, target=targets.get((job.host, job.name), job.target)) for job in jobs)
+
+
 class HostEngine:
     """What every engine running a plan on the lab's initiators keeps: the initiators by name,
     the guard that admits their targets, and the count that names its run points."""
@@ -100,6 +113,7 @@ class EngineSettings:
 
     observer: StatusObserver | None = None  # live status lines, where the engine has them
     vdbench_home: str | None = None  # the lab's vdbench installation (engines/vdbench/locate.py)
+    liveness: HostLiveness = DEFAULT_LIVENESS  # when a host that stopped answering is lost (multi-host runs)
 
 
 class EngineOpener(Protocol):

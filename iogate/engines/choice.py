@@ -12,7 +12,7 @@ from iogate.engines.base import Engine, EngineSettings, StatusObserver
 from iogate.engines.fio.client_server import FIO_SERVER_PORT
 from iogate.hosts.guard import Guard
 from iogate.hosts.initiator import Initiator
-from iogate.lab import registry
+from iogate.lab import DEFAULT_LIVENESS, HostLiveness, registry
 from iogate.run import Run
 
 DEFAULT_ENGINE = "fio"
@@ -30,7 +30,8 @@ def fio_server_port(initiators: Mapping[str, Initiator], engine: str = DEFAULT_E
 
 
 def choose_engine(run: Run, initiators: Mapping[str, Initiator], guard: Guard, observer: StatusObserver | None = None,
-                  *, engine: str = DEFAULT_ENGINE, vdbench_home: str | None = None) -> Engine:
+                  *, engine: str = DEFAULT_ENGINE, vdbench_home: str | None = None,
+                  liveness: HostLiveness = DEFAULT_LIVENESS) -> Engine:
     """The named engine (from the registry) opened for these hosts."""
     opener = registry.engine_opener(engine, loc=("--engine",))
-    return opener(run, initiators, guard, EngineSettings(observer=observer, vdbench_home=vdbench_home))
+    return opener(run, initiators, guard, EngineSettings(observer=observer, vdbench_home=vdbench_home, liveness=liveness))

@@ -9,6 +9,8 @@ from __future__ import annotations
 import base64
 import re
 import shlex
+import subprocess
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -87,6 +89,58 @@ class Initiator:
                 tries = f" (after {attempt} attempts to connect)" if attempt > 1 else ""
                 raise HostError(_redact(f"host {self.name}: cannot run {line!r}: {detail}{tries}", secrets)) from None
         raise AssertionError("unreachable")
+
+    def probe(self, timeout_s: float, cancel: threading.Event | None = None) -> str | None:
+        """Does the host answer over its transport within timeout_s? None if it ran `true`, else
+        what went wrong. One try, no retries; the attempt never outlives timeout_s (nor `cancel`):
+        an ssh probe (ConnectTimeout = timeout_s) is killed then, so a dead host leaves no ssh behind."""
+        if self.is_local:
+            return None
+        backend = self.host.backend
+        if getattr(backend, "NAME", "") == "ssh" and not backend.host.password:
+            return self._ssh_probe(backend, timeout_s, cancel or threading.Event())
+        return self._bounded_probe(timeout_s)
+
+    def _ssh_probe(self, backend: Any, timeout_s: float, cancel: threading.Event) -> str | None:
+        spec = backend.host
+        argv = ["ssh", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "BatchMode=yes",
+                "-o", f"ConnectTimeout={max(1, int(timeout_s))}", "-o", "LogLevel=ERROR"]
+        argv += ["-i", backend.ssh_identity_file] if backend.ssh_identity_file else []
+        argv += ["-F", backend.ssh_config] if backend.ssh_config else []
+        argv += ["-p", str(spec.port)] if spec.port else []
+        argv += [f"{spec.user}@{spec.name}" if spec.user else spec.name, "true"]
+        deadline = time.monotonic() + timeout_s
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            while proc.poll() is None and time.monotonic() < deadline and not cancel.is_set():
+                cancel.wait(0.1)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            _, stderr = proc.communicate()
+        if proc.returncode == 0:
+            return None
+        if cancel.is_set():
+            return "probe cancelled"
+        if time.monotonic() >= deadline:
+            return f"no answer over ssh within {timeout_s:g} s"
+        return redact(stderr.strip() or f"ssh exited {proc.returncode}")
+
+    def _bounded_probe(self, timeout_s: float) -> str | None:
+        """Other transports (paramiko): `true` through testinfra, waited for at most timeout_s."""
+        box: list[str | None] = []
+
+        def attempt() -> None:
+            try:
+                result = self.host.run("true")
+                box.append(None if result.rc == 0 else f"`true` exited {result.rc}")
+            except Exception as exc:  # transport failure
+                box.append(redact(str(exc)))
+
+        thread = threading.Thread(target=attempt, name=f"probe {self.name}", daemon=True)
+        thread.start()
+        thread.join(timeout_s)
+        return box[0] if box else f"no answer within {timeout_s:g} s"
 
     def run(self, command: str, *args: str, secrets: Sequence[str] = ()) -> CommandResult:
         """Run a shell command; a non-zero exit raises HostError naming host and command."""

@@ -13,9 +13,11 @@
 
 from iogate.lab.model import (
     DEFAULT_LAB,
+    DEFAULT_LIVENESS,
     ArrayConfig,
     DeviceIdentity,
     HostConfig,
+    HostLiveness,
     Lab,
     ProtocolConfig,
     QoS,
@@ -26,9 +28,11 @@ from iogate.lab.model import (
 
 __all__ = [
     "DEFAULT_LAB",
+    "DEFAULT_LIVENESS",
     "ArrayConfig",
     "DeviceIdentity",
     "HostConfig",
+    "HostLiveness",
     "Lab",
     "ProtocolConfig",
     "QoS",

@@ -80,6 +80,39 @@ class HostConfig(Strict):
         return value
 
 
+class HostLiveness(Strict):
+    """When a host that stopped answering is declared lost under a multi-host load (fio client/server).
+
+    Every `interval_s` the controller probes each host over its transport (`true` over ssh, one
+    try of at most `probe_timeout_s`, which is also ssh's ConnectTimeout; the probe is killed
+    then). A host that answered no probe in the last `deadline_s` is lost: the run stops within
+    `deadline_s` (+ a 1 s check) of the loss, however the loss looks (refused, silence, a hung
+    sshd). The run's other bound, fio's own (runtime + 120 s grace), is minutes.
+
+    A healthy host whose every probe takes up to probe_timeout_s answers again within
+    interval_s + probe_timeout_s, so deadline_s must be at least that (checked). The defaults
+    (5 + 10 <= 20 s) declare a host lost after 20 s without an answer: it takes a probe slower
+    than 15 s, or three failed probes in a row, to lose a healthy host. A probe into a host of
+    the netns lab on the 2-core reference machine, with fio loading both hosts and two busy loops
+    holding both cores, took 0.7-1.3 s (24 probes, median 0.9 s, none failed): the deadline is 15x
+    the slowest. A slower host (far away, an emulated guest) raises the figures in the lab file.
+    """
+
+    interval_s: float = Field(default=5.0, gt=0, le=60)
+    probe_timeout_s: float = Field(default=10.0, gt=0, le=120)
+    deadline_s: float = Field(default=20.0, gt=0, le=600)
+
+    @model_validator(mode="after")
+    def _deadline_spans_probes(self) -> HostLiveness:
+        if self.deadline_s < self.interval_s + self.probe_timeout_s:
+            raise ValueError(f"deadline_s ({self.deadline_s:g}) must be at least interval_s + probe_timeout_s "
+                             f"({self.interval_s:g} + {self.probe_timeout_s:g}): else one slow probe of a healthy host loses it")
+        return self
+
+
+DEFAULT_LIVENESS = HostLiveness()
+
+
 class ProtocolConfig(Strict):
     """A way from the hosts to the array's volumes (block, nbd, iscsi, nvme-tcp, nfs...)."""
 
@@ -136,6 +169,8 @@ class Lab(Strict):
     # The load engine (iogate/lab/registry.py ENGINES): fio (default) or vdbench; --engine overrides.
     engine: str = "fio"
     vdbench_home: str | None = None  # this lab's vdbench installation (default: VDBENCH_HOME, shared/tools)
+    # When a host that stopped answering is declared lost under a multi-host load (HostLiveness).
+    host_liveness: HostLiveness = DEFAULT_LIVENESS
     path: str = ""
 
     @model_validator(mode="after")

@@ -66,8 +66,24 @@ class Direction:
 
 
 @dataclass(frozen=True)
+class JobTarget:
+    """Where a job's I/O went on its host: the path the engine opened (a block device, or a file in
+    an NFS mount) and the array's volume behind it (None when the lab's target is not a volume)."""
+
+    path: str
+    volume: str | None = None
+
+    def describe(self) -> str:
+        """`/dev/loop3 (volume v1)`, as messages name a target."""
+        return f"{self.path} (volume {self.volume})" if self.volume else self.path
+
+
+@dataclass(frozen=True)
 class JobResult:
-    """One fio job (one VM of a tile, one thread of a sweep point) on one host."""
+    """One fio job (one VM of a tile, one thread of a sweep point) on one host.
+
+    `target` is set by the engine from the plan's job (engines/base.py `with_targets`); None only
+    for a record built without a plan (a parser's raw output, a test's hand-made job)."""
 
     name: str
     host: str
@@ -75,6 +91,7 @@ class JobResult:
     error: int = 0
     usr_cpu_pct: float = 0.0
     sys_cpu_pct: float = 0.0
+    target: JobTarget | None = None
 
     def __getitem__(self, direction: Dir | str) -> Direction:
         return self.directions[Dir(direction)]

@@ -24,7 +24,7 @@ from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
 from iogate.errors import GuardRefused, HostError
 from iogate.hosts.connectors.base import Connection
 from iogate.hosts.initiator import Initiator
-from iogate.lab import DeviceIdentity, Lab
+from iogate.lab import DeviceIdentity, HostLiveness, Lab
 from iogate.labs import netns
 from iogate.metrics.types import Dir
 from iogate.run import Run
@@ -58,7 +58,7 @@ class Cluster:
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     with netns_cluster(tmp_path_factory.mktemp("cs") / "work", "cs", count=3, subnet_base=86) as made:
-        engine = ClientServerEngine(made.run, made.initiators, made.guard, watch_interval_s=1.0, stop_timeout_s=10)
+        engine = ClientServerEngine(made.run, made.initiators, made.guard, liveness=HostLiveness(interval_s=1.0), stop_timeout_s=10)
         yield Cluster(made.lab, made.hosts, made.run, engine, made.initiators, made.targets)
 
 
@@ -103,7 +103,8 @@ def _raw_percentile(values: list[int], pct: float) -> float:
 def test_cluster_percentiles_from_merged_bins_match_raw_latency_logs(cluster: Cluster) -> None:
     # Per-IO latency logs (fio's own setting log_avg_msec=0) at a capped rate keep the logs small.
     workload = WorkloadSpec("raw", read_pct=100, random_pct=100, bs=4 << 10, iodepth=2, runtime_s=3, rate_iops=2000)
-    per_io = ClientServerEngine(cluster.run, cluster.initiators, cluster.engine.guard, watch_interval_s=1.0, stop_timeout_s=10,
+    per_io = ClientServerEngine(cluster.run, cluster.initiators, cluster.engine.guard, liveness=HostLiveness(interval_s=1.0),
+                                stop_timeout_s=10,
                                 settings=FioSettings(log_avg_msec=0))
     result = per_io.run_cluster(cluster.plan("raw", workload))
     point_dir = Path(result.result.artifacts["fio client json+"]).parent

@@ -139,7 +139,7 @@ def test_the_verify_region_catches_a_lost_write(local_lab: Lab, local_run: Run, 
         timer.join()
     verdict = no_io_errors.evaluate(result, no_io_errors.Params())
     assert not verdict.passed
-    assert "verify error 84 (EILSEQ" in verdict.detail
+    assert f"localhost/verify on {connection.device} (volume lossy): error 84 (EILSEQ" in verdict.detail
 
 
 def own_fio_pids(run: Run) -> list[int]:

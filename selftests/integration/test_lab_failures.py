@@ -17,7 +17,7 @@ from iogate.errors import EngineError
 from iogate.hosts.connectors.base import Connection
 from iogate.hosts.guard import Guard
 from iogate.hosts.initiator import Initiator
-from iogate.lab import DeviceIdentity, Lab
+from iogate.lab import DeviceIdentity, HostLiveness, Lab
 from iogate.procedures.prefill import PREFILL
 from iogate.run import Run
 from iogate.run.resources import release_all
@@ -97,7 +97,7 @@ def test_fio_server_abort_is_an_engine_error_in_client_server_mode(tmp_path: Pat
         subprocess.run(["mkfs.ext4", "-q", "-F", device], check=True)
         subprocess.run(["mount", device, str(mnt)], check=True)
         me = Initiator.from_config(HostConfig(name="me", address="127.0.0.1"))
-        engine = ClientServerEngine(run, {"me": me}, _Blind(), port=port, watch_interval_s=1.0, stop_timeout_s=10)
+        engine = ClientServerEngine(run, {"me": me}, _Blind(), port=port, liveness=HostLiveness(interval_s=1.0), stop_timeout_s=10)
         target = Connection("block", "me", Volume("m", 32 << 20, DeviceIdentity(backing_file=str(image))), device, device)
         with pytest.raises(EngineError, match="a server aborted: fio: .*appears mounted.*Aborting"):
             engine.run_plan(RunPlan("p", (JobSpec("w", WorkloadSpec("w", read_pct=0, runtime_s=1), target),)))

@@ -14,9 +14,18 @@ as <log prefix>_<kind>.<n>.log.<client address>; they are renamed to the plain
 fio names in a directory per host and parsed per host.
 
 Failures: a host whose fio server disconnects (or cannot be reached), or whose
-SSH stops answering the watchdog, ends the run: the client is interrupted (fio
-then tells every other server to stop its jobs), leftover job processes on the
-remaining hosts are killed, and HostError names the host.
+transport stops answering the watchdog, ends the run: the client is interrupted
+(fio then tells every other server to stop its jobs), leftover job processes on
+the remaining hosts are killed, and HostError names the host.
+
+The watchdog (the lab's `host_liveness`, iogate.lab.HostLiveness) probes each
+host every interval_s, one bounded probe at a time per host, and declares a
+host lost once it answered no probe in the last deadline_s: detection comes
+within deadline_s (+ a 1 s check) of the loss however the loss looks
+(refused, silence, a hung sshd). A lost host's fio server cannot answer the
+client's stop: the client is given LOSS_STOP_S to pass the stop to the
+others, then killed (it would otherwise wait out its own ~38 s of unanswered
+status requests, and its output is discarded anyway).
 """
 
 from __future__ import annotations
@@ -33,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
-from iogate.engines.base import HostEngine, LoadControl
+from iogate.engines.base import HostEngine, LoadControl, with_targets
 from iogate.engines.fio import jobfile, parse
 from iogate.engines.fio.aborts import abort_message
 from iogate.engines.workload import JobSpec, RunPlan
@@ -41,6 +50,7 @@ from iogate.errors import EngineError, HostError
 from iogate.hosts.guard import Guard, distinct
 from iogate.hosts.initiator import Initiator
 from iogate.hosts.preflight import fio_server_address
+from iogate.lab import DEFAULT_LIVENESS, HostLiveness
 from iogate.metrics.hostcpu import cpu_pct_per_kiops
 from iogate.metrics.merge import merge_directions
 from iogate.metrics.nodata import NoData
@@ -49,6 +59,10 @@ from iogate.run import Run
 from iogate.run.resources import release
 
 FIO_SERVER_PORT = 8765
+# After a host is lost: how long the interrupted client gets to tell the live servers to stop.
+LOSS_STOP_S = 5.0
+# How often the watchdog compares each host's last answer with the deadline.
+_CHECK_S = 1.0
 AGGREGATE_JOB = "All clients"
 GRACE_S = 120  # layout, queue drain and log transfer after the runtime
 _HOST_FAILURE = re.compile(
@@ -224,7 +238,7 @@ class ClientServerEngine(HostEngine):
         guard: Guard,
         *,
         port: int = FIO_SERVER_PORT,
-        watch_interval_s: float = 5.0,
+        liveness: HostLiveness = DEFAULT_LIVENESS,
         stop_timeout_s: float = 20.0,
         grace_s: float = GRACE_S,
         settings: jobfile.FioSettings = jobfile.DEFAULT_SETTINGS,
@@ -233,7 +247,7 @@ class ClientServerEngine(HostEngine):
         self.current_run = run
         self.settings = settings
         self.port = port
-        self.watch_interval_s = watch_interval_s
+        self.liveness = liveness
         self.stop_timeout_s = stop_timeout_s
         self.grace_s = grace_s
 
@@ -295,7 +309,7 @@ class ClientServerEngine(HostEngine):
             hosts[host] = HostResult(
                 host=host,
                 client=client_by_host[host],
-                jobs=tuple(jobs),
+                jobs=with_targets(plan, jobs),
                 # Upper bounds of the start (fio's runtime counted back from when the client returned) and
                 # the exact runtime: the grid finds the true start on the jobs' own phase (metrics.grid).
                 series=Series(tuple(samples), tuple(hist), spans=tuple(
@@ -362,8 +376,8 @@ class ClientServerEngine(HostEngine):
         finally:
             watch.stop.set()
             if proc.poll() is None:
-                self._interrupt(proc)
-            for thread in pumps[:2]:
+                self._interrupt(proc, LOSS_STOP_S if watch.failures else self.stop_timeout_s)
+            for thread in pumps[:3]:  # the streams, and the watchdog with its probes
                 thread.join(timeout=10)
         if watch.failures or timed_out:
             healthy = [h for h in initiators if h not in watch.failures]
@@ -381,27 +395,63 @@ class ClientServerEngine(HostEngine):
             raise EngineError(f"fio client exited {proc.returncode}: {err[-1500:] or output[-1500:]}")
         return output
 
-    def _interrupt(self, proc: subprocess.Popen[str]) -> None:
-        """SIGINT makes the client tell every server to stop its jobs; kill if it does not end."""
+    def _interrupt(self, proc: subprocess.Popen[str], wait_s: float) -> None:
+        """SIGINT makes the client tell every server to stop its jobs; kill if it does not end in wait_s."""
         proc.send_signal(signal.SIGINT)
         try:
-            proc.wait(timeout=self.stop_timeout_s)
+            proc.wait(timeout=wait_s)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=10)
 
     def _watchdog(self, initiators: Mapping[str, Initiator], watch: _Watch) -> None:
-        """Every watch_interval_s, check that each host still answers over its transport."""
+        """Declare lost each host that answered no probe in the last deadline_s."""
+        live = self.liveness
+        last = {host: _Answers(time.monotonic()) for host in initiators}
 
-        def probe(host: str) -> None:
-            try:
-                initiators[host].run_unchecked("true")
-            except HostError as exc:
-                if not watch.stop.is_set():
-                    watch.fail(host, f"stopped answering: {exc}")
+        def prober(host: str) -> None:
+            answers = last[host]
+            while not watch.stop.is_set():
+                answers.probing()
+                answers.record(initiators[host].probe(live.probe_timeout_s, cancel=watch.stop))
+                watch.stop.wait(live.interval_s)
 
-        while not watch.stop.wait(self.watch_interval_s):
-            _parallel(list(initiators), probe)
+        probers = [threading.Thread(target=prober, args=(host,), name=f"liveness {host}", daemon=True) for host in initiators]
+        for thread in probers:
+            thread.start()
+        while not watch.stop.wait(_CHECK_S):
+            now = time.monotonic()
+            for host, answers in last.items():
+                silent_s = now - answers.since
+                if silent_s >= live.deadline_s and not watch.stop.is_set():
+                    watch.fail(host, f"stopped answering: no probe answered over its transport for {silent_s:.0f} s "
+                                     f"(host_liveness deadline {live.deadline_s:g} s; last probe: {answers.said})")
+        for thread in probers:  # an ssh probe ends at once on the stop: none outlives the run
+            thread.join(timeout=live.probe_timeout_s)
+
+
+class _Answers:
+    """One host's liveness: when it last answered a probe (the moment the answer came), and what
+    the last probe said. Counting from the answer, a healthy host whose every probe takes up to
+    probe_timeout_s answers again within interval_s + probe_timeout_s <= deadline_s."""
+
+    def __init__(self, since: float) -> None:
+        self.since = since
+        self.said = "still waiting for an answer"
+        self._lock = threading.Lock()
+
+    def probing(self) -> None:
+        """A probe starts: until it ends, the last probe is the one that still waits."""
+        with self._lock:
+            self.said = "still waiting for an answer"
+
+    def record(self, said: str | None) -> None:
+        with self._lock:
+            if said is None:
+                self.since = time.monotonic()
+                self.said = "answered"
+            else:
+                self.said = said
 
 
 class _ClusterSteer:

@@ -16,5 +16,5 @@ from iogate.run import Run
 
 def open_fio(run: Run, initiators: Mapping[str, Initiator], guard: Guard, settings: EngineSettings) -> Engine:
     if len(initiators) > 1:
-        return ClientServerEngine(run, initiators, guard)
+        return ClientServerEngine(run, initiators, guard, liveness=settings.liveness)
     return FioEngine(run, initiators, guard, observer=settings.observer)

@@ -23,11 +23,11 @@ from pathlib import Path
 
 from testinfra.backend.base import CommandResult
 
-from iogate.engines.base import HostEngine, LoadControl, StatusObserver
+from iogate.engines.base import HostEngine, LoadControl, StatusObserver, job_target, with_targets
 from iogate.engines.fio import jobfile, parse
 from iogate.engines.fio.aborts import abort_message
 from iogate.engines.workload import JobSpec, RunPlan
-from iogate.errors import EngineError
+from iogate.errors import EngineError, HostError
 from iogate.hosts.guard import Guard, distinct
 from iogate.hosts.initiator import Initiator
 from iogate.metrics.grid import job_grids
@@ -123,6 +123,11 @@ class FioEngine(HostEngine):
         try:
             done = _bounded(initiator, command, limit_s + KILL_AFTER_S + STUCK_S)
             hung = done is None
+        except HostError as exc:
+            # The transport broke mid-run (the host crashed, was powered off, its VM killed): what was
+            # lost is the load on these targets; the transport's own words follow.
+            raise HostError(f"host {initiator.name} lost during the load: fio's I/O on {_targets(jobs)} ended without "
+                            f"results ({exc})") from None
         finally:
             stop.set()
             for watcher in watchers:
@@ -221,7 +226,7 @@ class FioEngine(HostEngine):
             artifacts.update(outcome.artifacts)
         return RunResult(
             name=plan.name,
-            jobs=tuple(j for o in outcomes for j in o.jobs),
+            jobs=with_targets(plan, (j for o in outcomes for j in o.jobs)),
             series=series,
             start_ms=start_ms,
             end_ms=end_ms,
@@ -232,7 +237,7 @@ class FioEngine(HostEngine):
 
 def _targets(jobs: list[JobSpec]) -> str:
     """The targets of one host's jobs, as the user knows them: device (or file) and volume."""
-    return ", ".join(f"{t.device or t.filename} (volume {t.volume.name})" for t in distinct(j.target for j in jobs))
+    return ", ".join(dict.fromkeys(job_target(j).describe() for j in jobs))
 
 
 def _bounded(initiator: Initiator, command: str, wait_s: float) -> CommandResult | None:

@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
-from iogate.engines.base import HostEngine, LoadControl
+from iogate.engines.base import HostEngine, LoadControl, with_targets
 from iogate.engines.vdbench import errorlog, health, parmfile
 from iogate.engines.vdbench.flatfile import parse_rows
 from iogate.engines.vdbench.locate import vdbench_home
@@ -74,8 +74,10 @@ class VdbenchEngine(HostEngine):
             self.guard.check(self._initiator(target.host), target)
         try:
             if len(plan.hosts) > 1:
-                return self._run_multi(plan, point, control)
-            return self._run_host(plan, point, self._initiator(plan.hosts[0]), control)
+                result = self._run_multi(plan, point, control)
+            else:
+                result = self._run_host(plan, point, self._initiator(plan.hosts[0]), control)
+            return replace(result, jobs=with_targets(plan, result.jobs))
         finally:
             if control is not None:
                 control.measuring()  # vdbench ended (or never ran): whatever waits must not hang
