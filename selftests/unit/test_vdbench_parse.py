@@ -115,6 +115,41 @@ def test_cli_json_has_exactly_the_documented_keys(capsys: pytest.CaptureFixture[
     assert records[1]["intervals"] == 10 and records[1]["iops"] == 10275.9
 
 
+@pytest.mark.parametrize("sample", RUNS)
+def test_cli_json_reproduces_vdbench_avg_rows_of_every_sample(sample: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """`vdbench-parse --json` on every sample: one object per avg row of totals.html (read with a plain split),
+    exactly the documented keys, figures to the printed precision, a percentile for every point that did I/O."""
+    assert iogate_main(["vdbench-parse", str(SAMPLES / sample), "--json"]) == 0
+    records = json.loads(capsys.readouterr().out)
+    expected = totals_rows(SAMPLES / sample)
+    assert len(records) == len(expected) > 0
+    for record, want in zip(records, expected, strict=True):
+        assert set(record) == {"rd", "intervals", "iops", "mb_per_s", "resp_ms", "read_resp_ms", "write_resp_ms", "percentiles"}
+        for key, printed in (("iops", "iops"), ("mb_per_s", "mb"), ("resp_ms", "resp"), ("read_resp_ms", "read_resp"),
+                             ("write_resp_ms", "write_resp")):
+            assert abs(record[key] - float(want[printed])) <= half_unit(want[printed]) + FLAT_ROUNDING, (record["rd"], key, want)
+        assert record["intervals"] >= 1
+        assert all(isinstance(v, float) for v in record["percentiles"].values()), record
+
+
+def test_cli_pins_hand_checked_points(capsys: pytest.CaptureFixture[str]) -> None:
+    """Values checked by hand: the avg row of totals.html, the flatfile's per-interval rates (run5: 635, 913, 1032, 949,
+    1000, 967, 1048, 1007, 979, 1030 -> mean 956.0 over all 10 intervals, which avg_2-10 covers) and histogram.html's
+    cumulative % (run5: 98.5356 % below 2 ms, 99.6653 % below 4 ms -> p99 in the 2-4 ms bucket, reported as 4 ms)."""
+    assert iogate_main(["vdbench-parse", str(SAMPLES / "run5_multihost"), "--json"]) == 0
+    (point,) = json.loads(capsys.readouterr().out)
+    assert point["rd"] == "rd1 threads=2" and point["intervals"] == 10
+    assert point["iops"] == 956.0 and round(point["mb_per_s"], 2) == 3.73
+    assert (round(point["resp_ms"], 3), round(point["read_resp_ms"], 3), round(point["write_resp_ms"], 3)) == (0.258, 0.254, 0.268)
+    assert point["percentiles"] == {"p50_ms": 0.2, "p90_ms": 0.4, "p95_ms": 0.8, "p99_ms": 4.0, "p99.9_ms": 8.0}
+    # run3 (VM tile, iorate=500): interval rates 284 477 490 500 522 525 489 496 499 458 -> 474.0; totals.html 14.08 MB/s.
+    assert iogate_main(["vdbench-parse", str(SAMPLES / "run3_vm_tile"), "--json"]) == 0
+    first = json.loads(capsys.readouterr().out)[0]
+    assert first["rd"] == "rd_tile threads=4 iorate=500" and first["intervals"] == 10
+    assert first["iops"] == 474.0 and round(first["mb_per_s"], 2) == 14.08
+    assert (round(first["resp_ms"], 3), round(first["read_resp_ms"], 3), round(first["write_resp_ms"], 3)) == (0.340, 0.343, 0.327)
+
+
 # -- percentiles from vdbench buckets -------------------------------------------------------
 
 def test_percentile_is_the_upper_edge_of_the_nearest_rank_bucket() -> None:
