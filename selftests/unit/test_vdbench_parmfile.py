@@ -82,14 +82,9 @@ def test_rates_become_iorate_and_skew() -> None:
         lines(job("vm1", rate_iops=300), job("vm2", OTHER, rate_iops=100, rate_process=RateProcess.LINEAR))
 
 
-def test_a_rate_on_some_jobs_only_is_their_own_wd_iorate_at_a_higher_priority() -> None:
-    """vdbench: a wd with iorate= needs priority=, all distinct, rated ones numerically lower; the rd runs max."""
-    parm = lines(job("load", read_pct=100), job("verify", OTHER, read_pct=0, rate_iops=200, rate_process=RateProcess.LINEAR))
-    assert parm["wd=verify"].endswith("seekpct=100,iorate=200,priority=1")
-    assert parm["wd=load"].endswith("seekpct=100,priority=2")
-    assert parm["rd=rd_iogate"].startswith("rd=rd_iogate,wd=(load,verify),iorate=max,distribution=deterministic,")
-    with pytest.raises(Unsupported, match=r"different rate_process"):
-        lines(job("a", rate_iops=10), job("b", rate_iops=20, rate_process=RateProcess.LINEAR), job("c"))
+def test_a_rate_on_some_jobs_only_is_refused_naming_vdbenchs_skew_check() -> None:
+    with pytest.raises(Unsupported, match=r"vdbench: rate_iops on jobs \['verify'\] but not on \['load'\]: .* skew check"):
+        lines(job("load", read_pct=100), job("verify", OTHER, read_pct=0, rate_iops=200, rate_process=RateProcess.LINEAR))
 
 
 def test_two_jobs_on_one_target_share_its_sd_and_threads() -> None:
@@ -139,7 +134,7 @@ def test_a_single_pass_is_seekpct_eof_with_elapsed_only_a_cap() -> None:
 
 def test_reads_may_run_unchecked_beside_a_verify_job_in_one_slave() -> None:
     verify = Verify(backlog=64)
-    load = job("load", read_pct=100, size=Extent.of_bytes(224 << 20))
+    load = job("load", read_pct=100, size=Extent.of_bytes(224 << 20), rate_iops=300)
     checked = job("verify", read_pct=0, offset=Extent.of_bytes(224 << 20), size=Extent.of_bytes(32 << 20), rate_iops=200, verify=verify)
     text = render([load, checked], monitor_file="/w/monitor")
     assert "validate=read_after_write\nhd=default,jvms=1\n" in text
