@@ -195,3 +195,26 @@ def test_our_own_stop_and_tolerated_warnings_pass_and_only_those() -> None:
     health.check("h", 0, cpu + DONE, "", stop_requested=False, tolerated=(health.CPU_WARNING,))
     with pytest.raises(EngineError, match="processor utilization"):
         health.check("h", 0, cpu + DONE, "", stop_requested=False)
+
+
+def test_multi_host_parmfile_binds_sds_and_wds_to_their_hosts() -> None:
+    """hd= per host over its rsh daemon; a validated run asks one slave per host (jvms=1 on hd=default), and a
+    host with no verify job in a validated run is refused (vdbench aborts a slave that validated nothing)."""
+    systems = {"h1": "10.0.0.1", "h2": "10.0.0.2"}
+    h2 = Connection(protocol="block", host="h2", volume=VOLUME, filename="/dev/loop9", device="/dev/loop9")
+    jobs = [job("h1-1", rate_iops=300, iodepth=8, rate_process=RateProcess.LINEAR),
+            job("h2-1", h2, rate_iops=200, iodepth=8, rate_process=RateProcess.LINEAR)]
+    assert render(jobs, monitor_file="/m", systems=systems, vdbench_home="/vdb").splitlines()[2:] == [
+        "hd=default,vdbench=/vdb,shell=vdbench",
+        "hd=h1,system=10.0.0.1",
+        "hd=h2,system=10.0.0.2",
+        "sd=sd1,host=h1,lun=/dev/loop9,openflags=o_direct,threads=8",
+        "sd=sd2,host=h2,lun=/dev/loop9,openflags=o_direct,threads=8",
+        "wd=h1_1,host=h1,sd=sd1,xfersize=4k,rdpct=70,seekpct=100,skew=60",
+        "wd=h2_1,host=h2,sd=sd2,xfersize=4k,rdpct=70,seekpct=100,skew=40",
+        "rd=rd_iogate,wd=(h1_1,h2_1),iorate=500,distribution=deterministic,warmup=0,elapsed=10,interval=1",
+    ]
+    checked = [job("h1-1", verify=Verify(backlog=8)), job("h2-1", h2, verify=Verify(backlog=8))]
+    assert "hd=default,vdbench=/vdb,shell=vdbench,jvms=1" in render(checked, monitor_file="/m", systems=systems, vdbench_home="/vdb")
+    with pytest.raises(Unsupported, match=r"hosts \['h2'\] run no verify job in a validated run"):
+        render([checked[0], job("h2-1", h2, read_pct=100)], monitor_file="/m", systems=systems, vdbench_home="/vdb")
