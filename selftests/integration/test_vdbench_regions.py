@@ -38,16 +38,16 @@ pytestmark = [pytest.mark.integration]
 MIB = 1 << 20
 
 
-def _engine_and_target(lab: Lab, run: Run, array: LocalArray, name: str, size: int,
-                       qos: QoS | None = None) -> tuple[VdbenchEngine, Connection]:
+def _engine_and_target(
+    lab: Lab, run: Run, array: LocalArray, name: str, size: int, qos: QoS | None = None
+) -> tuple[VdbenchEngine, Connection]:
     volume = array.create_volume(name, size, qos)
     guard = Guard()
     guard.admit(volume.identity)
     initiator = Initiator.from_config(lab.hosts[0])
     connection = BlockConnector(lab.protocol("block"), run).connect(initiator, volume)
     # Shared 2-core machine: vdbench's whole-machine CPU notice says nothing about these runs.
-    engine = VdbenchEngine(run, {initiator.name: initiator}, guard, str(require_vdbench()),
-                           tolerated_warnings=(health.CPU_WARNING,))
+    engine = VdbenchEngine(run, {initiator.name: initiator}, guard, str(require_vdbench()), tolerated_warnings=(health.CPU_WARNING,))
     return engine, connection
 
 
@@ -70,12 +70,21 @@ def test_a_fill_cut_short_by_its_cap_is_an_error(local_lab: Lab, local_run: Run,
 
 
 def test_reads_and_a_verifier_on_two_regions_of_one_volume(local_lab: Lab, local_run: Run, local_array: LocalArray) -> None:
-    engine, target = _engine_and_target(local_lab, local_run, local_array, "vdbregions", 64 * MIB,
-                                        QoS(read_iops=300, write_iops=300))
-    require_complete(fill_plan("fill", target), engine.run_plan(fill_plan("fill", target)), "fill")
+    engine, target = _engine_and_target(local_lab, local_run, local_array, "vdbregions", 64 * MIB, QoS(read_iops=300, write_iops=300))
+    fill = fill_plan("fill", target)
+    require_complete(fill, engine.run_plan(fill), "fill")
     load = WorkloadSpec("load", read_pct=100, random_pct=100, bs=4096, iodepth=2, size=Extent.of_bytes(32 * MIB), runtime_s=6)
-    verify = WorkloadSpec("verify", read_pct=0, random_pct=100, bs=4096, iodepth=1, offset=Extent.of_bytes(32 * MIB),
-                          size=Extent.of_bytes(32 * MIB), runtime_s=6, verify=Verify(backlog=64))
+    verify = WorkloadSpec(
+        "verify",
+        read_pct=0,
+        random_pct=100,
+        bs=4096,
+        iodepth=1,
+        offset=Extent.of_bytes(32 * MIB),
+        size=Extent.of_bytes(32 * MIB),
+        runtime_s=6,
+        verify=Verify(backlog=64),
+    )
     result = engine.run_plan(RunPlan("regions", (JobSpec("load", load, target), JobSpec(VERIFY_JOB, verify, target))))
     parm = Path(next(p for label, p in result.artifacts.items() if label.endswith("vdbench parmfile"))).read_text()
     assert f"sd=sd1,lun={target.filename},openflags=o_direct,threads=2,range=(0,33554432)\n" in parm
