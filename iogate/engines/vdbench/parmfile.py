@@ -246,15 +246,15 @@ class _Rates:
 def _rates(jobs: Sequence[JobSpec]) -> _Rates:
     """Every job rated: iorate=sum, skew=each job's share (of several). None: iorate=max. Some but not all:
     Unsupported. vdbench would take a wd's own iorate= (with priority=) beside iorate=max, but its skew
-    check then counts that wd as asking 0 % of the I/O and warns on every run (5.04.06, seen in skew.html:
-    "verify requested 0.00% observed 8.74%"), and a vdbench warning fails the run."""
+    check then counts that wd as asking 0 % of the I/O and warns once the wd does over 1 % of it
+    (5.04.06, seen in skew.html: "verify requested 0.00% observed 8.74%"), and a vdbench warning fails the run."""
     rates = {j.name: j.workload.rate_iops for j in jobs}
     if not any(rates.values()):
         return _Rates("max", {}, False)
     if not all(rates.values()):
         raise Unsupported(f"vdbench: rate_iops on jobs {sorted(n for n, r in rates.items() if r)} but not on "
                           f"{sorted(n for n, r in rates.items() if not r)}: one iorate per run, split by skew; a wd's own "
-                          "iorate= beside iorate=max is judged by vdbench's skew check as 0 % of the I/O (a warning every run)")
+                          "iorate= beside iorate=max is judged by vdbench's skew check as 0 % of the I/O (a warning once it does over 1 %)")
     total = sum(r for r in rates.values() if r)
     skews = {name: [f"skew={100 * (rate or 0) / total:g}"] for name, rate in rates.items()} if len(jobs) > 1 else {}
     return _Rates(str(total), skews, True)
