@@ -62,6 +62,11 @@ class LoadControl:
 class Engine(Protocol):
     name: str
 
+    def check_plan(self, plan: RunPlan) -> None:
+        """Raise Unsupported (an EngineError naming the engine, the workload and the field) when this engine
+        cannot express the plan; run nothing. run_plan refuses such a plan the same way, so a caller may ask
+        first (a test skips, naming what is missing) instead of failing after provisioning."""
+
     def run_plan(self, plan: RunPlan, control: LoadControl | None = None) -> RunResult:
         """Run every job of the plan at once and return its result; with `control`, report
         the measurement start and end the load early when asked. Raise EngineError/HostError

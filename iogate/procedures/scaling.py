@@ -33,7 +33,8 @@ from typing import Any, Literal, TypeVar
 from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
 from iogate.hosts.connectors.base import Connection
 from iogate.lab import round_robin
-from iogate.metrics.histogram import Histogram
+from iogate.metrics.latency import LatencyHistogram
+from iogate.metrics.nodata import NoData
 from iogate.metrics.types import Dir, RunResult
 
 Mode = Literal["constant", "incremental"]
@@ -146,9 +147,21 @@ class StepResult:
         if extra:
             raise ValueError(f"step {step.name}: run {result.name} has jobs of host(s) {', '.join(extra)} outside the step")
         hosts = {host: _figures(result, jobs_by_host[host]) for host in step.hosts}
-        totals = [result.total(d) for d in Dir]
-        p99 = Histogram.merged(Histogram.from_json_bins(t.clat.bins) for t in totals if t.active).percentile_ns(99)
-        return cls(step, hosts, _figures(result, None), p99, result.name)
+        return cls(step, hosts, _figures(result, None), _cluster_p99_ns(result), result.name)
+
+
+def _cluster_p99_ns(result: RunResult) -> float:
+    """p99 of every direction that did I/O, from the hosts' merged latency histograms in the engine's own
+    bucket scheme (fio bins or vdbench buckets; iogate.metrics.latency). A direction with I/O but no
+    histogram, or none with I/O, is NoData: a step without latency data never reads as fast."""
+    active = [(d, result.total(d)) for d in Dir if result.total(d).active]
+    missing = [str(d) for d, total in active if total.clat.histogram is None]
+    if missing:
+        raise NoData(f"run {result.name}: no latency histogram for direction(s) {', '.join(missing)}: no cluster p99")
+    merged = LatencyHistogram.merged(t.clat.histogram for _, t in active if t.clat.histogram is not None)
+    if merged is None:
+        raise NoData(f"run {result.name}: no direction did I/O: no cluster p99")
+    return merged.percentile_ns(99)
 
 
 def _figures(result: RunResult, jobs: list[str] | None) -> Figures:

@@ -6,6 +6,7 @@ must fail; the slow-host verdict must name exactly the slow host.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ from iogate.hosts.connectors.base import Connection
 from iogate.lab import DeviceIdentity
 from iogate.metrics.histogram import Histogram
 from iogate.metrics.latency import LatencyHistogram
+from iogate.metrics.nodata import NoData
 from iogate.metrics.types import Dir, Direction, JobResult, LatencyStats, RunResult, Series
 from iogate.procedures import scaling
 from iogate.procedures.scaling import Step, StepResult
@@ -118,6 +120,28 @@ def test_step_figures_per_host_add_up_and_p99_comes_from_merged_bins() -> None:
     assert 19_000_000 <= merged_p99 <= 21_000_000  # the pooled 99th percentile is one of h2's I/Os
     h1_p99 = Histogram.from_json_bins(jobs[0][Dir.READ].clat.bins).percentile_ns(99)
     assert merged_p99 != pytest.approx((h1_p99 + merged_p99) / 2)  # not an average of per-host percentiles
+
+
+def test_step_p99_reads_vdbench_buckets_exactly_and_no_histogram_is_no_data() -> None:
+    """The cluster p99 is engine-neutral: vdbench's buckets merge across hosts and give their own exact
+    p99 (upper edge of the nearest-rank bucket); a direction with I/O but no histogram is NoData."""
+    edges = (0, 1_000_000, 2_000_000, 4_000_000, math.inf)
+
+    def vdbench_job(name: str, host: str, counts: tuple[int, ...]) -> JobResult:
+        hist = LatencyHistogram.of_buckets(edges, counts, origin="vdbench histogram.html")
+        ios = sum(counts)
+        clat = LatencyStats(mean_ns=1_500_000, samples=ios, histogram=hist)
+        read = Direction(Dir.READ, ios=ios, io_bytes=ios * 4096, iops=ios / 10, bw_bytes_per_s=ios * 409.6, clat=clat)
+        return JobResult(name, host, {Dir.READ: read, Dir.WRITE: Direction(Dir.WRITE), Dir.TRIM: Direction(Dir.TRIM)})
+
+    step = Step("incremental", ("h1", "h2"))
+    # 200 I/Os together: rank ceil(0.99 x 200) = 198; running counts 100, 197, 199 -> the 2-4 ms bucket.
+    jobs = [vdbench_job("h1-1", "h1", (60, 40, 0, 0)), vdbench_job("h2-1", "h2", (40, 57, 2, 1))]
+    assert StepResult.from_run(step, run_of("p", jobs)).p99_ns == 4_000_000
+    no_histogram = Direction(Dir.READ, ios=10, io_bytes=40960, iops=1, clat=LatencyStats(samples=10))
+    bare = JobResult("h2-1", "h2", {Dir.READ: no_histogram, Dir.WRITE: Direction(Dir.WRITE), Dir.TRIM: Direction(Dir.TRIM)})
+    with pytest.raises(NoData):
+        StepResult.from_run(step, run_of("p", [jobs[0], bare]))
 
 
 def test_step_figures_refuse_a_run_that_does_not_match_the_step() -> None:

@@ -6,12 +6,15 @@ from pathlib import Path
 
 import pytest
 
+from fixtures.expressible import require_expressible
 from iogate.arrays.base import Volume
+from iogate.engines.fio.runner import FioEngine
 from iogate.engines.vdbench import locate
 from iogate.engines.vdbench.parmfile import Unsupported
 from iogate.engines.vdbench.runner import VdbenchEngine
-from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
+from iogate.engines.workload import Extent, JobSpec, RateProcess, RunPlan, Verify, WorkloadSpec
 from iogate.errors import EngineError
+from iogate.events.load import fill_plan
 from iogate.hosts.connectors.base import Connection
 from iogate.hosts.guard import Guard
 from iogate.lab import DeviceIdentity
@@ -41,3 +44,24 @@ def test_a_plan_spanning_hosts_without_a_master_is_refused_before_anything_runs(
     with pytest.raises(Unsupported, match="spans hosts .* needs a master namespace"):
         VdbenchEngine(run, {}, Guard()).run_plan(RunPlan("two", jobs))
     assert not run.ledger.open_entries()
+
+
+def test_check_plan_refuses_what_vdbench_cannot_express_and_the_test_skips_naming_it(tmp_path: Path) -> None:
+    """A verify job beside a load that writes: check_plan says why without running anything, and
+    require_expressible turns that into a one-line skip naming the engine; a fill passes the check."""
+    run = Run.start(tmp_path, "unit")
+    target = Connection("block", "h1", VOLUME, "/dev/loop9")
+    load = JobSpec("load", WorkloadSpec("load", read_pct=0, size=Extent.of_bytes(224 << 20)), target)
+    verify = JobSpec("verify", WorkloadSpec("verify", read_pct=0, offset=Extent.of_bytes(224 << 20), size=Extent.of_bytes(32 << 20),
+                                            verify=Verify(backlog=64)), target)
+    engine = VdbenchEngine(run, {}, Guard())
+    with pytest.raises(Unsupported, match=r"^vdbench: verify on jobs \['verify'\] but not on \['load'\], which write"):
+        engine.check_plan(RunPlan("snap", (load, verify)))
+    with pytest.raises(pytest.skip.Exception, match=r"^vdbench: verify on jobs .* would add reads to their writes$"):
+        require_expressible(engine, RunPlan("snap", (load, verify)))
+    engine.check_plan(fill_plan("fill", target))
+    assert not run.ledger.open_entries()
+    fio = FioEngine(run, {}, Guard())
+    uniform = JobSpec("u", WorkloadSpec("u", rate_iops=10, rate_process=RateProcess.UNIFORM), target)
+    with pytest.raises(pytest.skip.Exception, match=r"^fio: workload u: rate_process=uniform"):
+        require_expressible(fio, RunPlan("u", (uniform,)))

@@ -20,6 +20,7 @@ from iogate.engines.vdbench.buckets import BucketHistogram, parse_histograms
 from iogate.engines.vdbench.outdir import parse_outdir, to_run_result
 from iogate.errors import EngineError
 from iogate.metrics.nodata import NoData
+from iogate.metrics.resample import judged_series
 from iogate.metrics.types import Dir
 
 SAMPLES = Path(__file__).resolve().parents[2].parent.parent / "shared" / "samples" / "vdbench"
@@ -106,6 +107,18 @@ def test_run_result_carries_the_jobs_and_a_clean_errorlog_passes() -> None:
     assert no_io_errors.evaluate(result, no_io_errors.Params()).passed
 
 
+def test_series_lies_on_vdbenchs_interval_grid_so_no_judged_second_is_empty() -> None:
+    """Rows are printed 10-150 ms late by varying amounts; samples sit on the nominal grid from the row before
+    the window, so cutting the run into seconds finds every interval once (run3: rates 284 477 490 500 522
+    525 489 496 499 458, its avg_2-10 covering all ten)."""
+    output = parse_outdir(SAMPLES / "run3_vm_tile")
+    result = to_run_result(output, output.points[0], "localhost")
+    assert result.end_ms - result.start_ms == 10_000
+    assert sorted({s.t_ms - result.start_ms for s in result.series.samples}) == [1000 * k for k in range(1, 11)]
+    rounds = [round(iops) for _, iops, _ in judged_series(result, 1000).totals()]
+    assert rounds == [284, 477, 490, 500, 522, 525, 489, 496, 499]  # the last second is left out (resample.py)
+
+
 def test_cli_json_has_exactly_the_documented_keys(capsys: pytest.CaptureFixture[str]) -> None:
     assert iogate_main(["vdbench-parse", str(SAMPLES / "run2_curve"), "--json"]) == 0
     records = json.loads(capsys.readouterr().out)
@@ -113,6 +126,41 @@ def test_cli_json_has_exactly_the_documented_keys(capsys: pytest.CaptureFixture[
     for record in records:
         assert set(record) == {"rd", "intervals", "iops", "mb_per_s", "resp_ms", "read_resp_ms", "write_resp_ms", "percentiles"}
     assert records[1]["intervals"] == 10 and records[1]["iops"] == 10275.9
+
+
+@pytest.mark.parametrize("sample", RUNS)
+def test_cli_json_reproduces_vdbench_avg_rows_of_every_sample(sample: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """`vdbench-parse --json` on every sample: one object per avg row of totals.html (read with a plain split),
+    exactly the documented keys, figures to the printed precision, a percentile for every point that did I/O."""
+    assert iogate_main(["vdbench-parse", str(SAMPLES / sample), "--json"]) == 0
+    records = json.loads(capsys.readouterr().out)
+    expected = totals_rows(SAMPLES / sample)
+    assert len(records) == len(expected) > 0
+    for record, want in zip(records, expected, strict=True):
+        assert set(record) == {"rd", "intervals", "iops", "mb_per_s", "resp_ms", "read_resp_ms", "write_resp_ms", "percentiles"}
+        for key, printed in (("iops", "iops"), ("mb_per_s", "mb"), ("resp_ms", "resp"), ("read_resp_ms", "read_resp"),
+                             ("write_resp_ms", "write_resp")):
+            assert abs(record[key] - float(want[printed])) <= half_unit(want[printed]) + FLAT_ROUNDING, (record["rd"], key, want)
+        assert record["intervals"] >= 1
+        assert all(isinstance(v, float) for v in record["percentiles"].values()), record
+
+
+def test_cli_pins_hand_checked_points(capsys: pytest.CaptureFixture[str]) -> None:
+    """Values checked by hand: the avg row of totals.html, the flatfile's per-interval rates (run5: 635, 913, 1032, 949,
+    1000, 967, 1048, 1007, 979, 1030 -> mean 956.0 over all 10 intervals, which avg_2-10 covers) and histogram.html's
+    cumulative % (run5: 98.5356 % below 2 ms, 99.6653 % below 4 ms -> p99 in the 2-4 ms bucket, reported as 4 ms)."""
+    assert iogate_main(["vdbench-parse", str(SAMPLES / "run5_multihost"), "--json"]) == 0
+    (point,) = json.loads(capsys.readouterr().out)
+    assert point["rd"] == "rd1 threads=2" and point["intervals"] == 10
+    assert point["iops"] == 956.0 and round(point["mb_per_s"], 2) == 3.73
+    assert (round(point["resp_ms"], 3), round(point["read_resp_ms"], 3), round(point["write_resp_ms"], 3)) == (0.258, 0.254, 0.268)
+    assert point["percentiles"] == {"p50_ms": 0.2, "p90_ms": 0.4, "p95_ms": 0.8, "p99_ms": 4.0, "p99.9_ms": 8.0}
+    # run3 (VM tile, iorate=500): interval rates 284 477 490 500 522 525 489 496 499 458 -> 474.0; totals.html 14.08 MB/s.
+    assert iogate_main(["vdbench-parse", str(SAMPLES / "run3_vm_tile"), "--json"]) == 0
+    first = json.loads(capsys.readouterr().out)[0]
+    assert first["rd"] == "rd_tile threads=4 iorate=500" and first["intervals"] == 10
+    assert first["iops"] == 474.0 and round(first["mb_per_s"], 2) == 14.08
+    assert (round(first["resp_ms"], 3), round(first["read_resp_ms"], 3), round(first["write_resp_ms"], 3)) == (0.340, 0.343, 0.327)
 
 
 # -- percentiles from vdbench buckets -------------------------------------------------------

@@ -257,10 +257,16 @@ class ClientServerEngine(HostEngine):
 
     run_plan = run
 
+    def check_plan(self, plan: RunPlan) -> None:
+        """Unsupported for what fio cannot express (jobfile.py): each job's options rendered, nothing run."""
+        for job in plan.jobs:
+            jobfile.job_options(job, job.name, self.settings)
+
     def _client_arg(self, address: str) -> str:
         return address if self.port == FIO_SERVER_PORT else f"{address},{self.port}"
 
     def run_cluster(self, plan: RunPlan, control: LoadControl | None = None) -> ClusterResult:
+        self.check_plan(plan)
         point = self._next_point(plan)
         by_host: dict[str, list[JobSpec]] = {}
         for job in plan.jobs:

@@ -73,8 +73,14 @@ class FioEngine(HostEngine):
         self.observer = observer
         self.settings = settings
 
+    def check_plan(self, plan: RunPlan) -> None:
+        """Unsupported for what fio cannot express (jobfile.py): each job's options rendered, nothing run."""
+        for job in plan.jobs:
+            jobfile.job_options(job, job.name, self.settings)
+
     def run_plan(self, plan: RunPlan, control: LoadControl | None = None) -> RunResult:
         """Run all jobs of the plan at once (see module docstring)."""
+        self.check_plan(plan)
         point = self._next_point(plan)
         by_host: dict[str, list[JobSpec]] = {}
         for job in plan.jobs:

@@ -198,6 +198,13 @@ def to_run_result(output: Output, point: Point, host: str, job_names: dict[str, 
     interval_ms = output.interval_s * 1000
     rows = point.flat.intervals
     window_rows = rows[first - 1:last]
+    # The window on vdbench's own interval grid: the row before it closes at start_ms, interval k of
+    # the window ends k intervals later. vdbench times its intervals on that nominal grid (its rates
+    # are I/Os per nominal interval, see window.py) and prints each row when the slaves' statistics
+    # are in, 10-150 ms late and not by the same amount every time (seen: rows 0.877 s and 1.031 s
+    # apart): stamped with the print time, a row can fall just outside a window cut on the grid and
+    # leave a second without a sample.
+    start_ms = rows[first - 2].t_ms if first > 1 else rows[0].t_ms - interval_ms
     wd_reports = reports.get("wd")
     per_job = wd_reports or {point.rd: Windowed(total, tuple(stats(r) for r in window_rows))}
     jobs = []
@@ -213,12 +220,10 @@ def to_run_result(output: Output, point: Point, host: str, job_names: dict[str, 
         histograms = _latency_histograms(sections, source, f"workload {wd}" if wd_reports else "every workload",
                                          point, first, last)
         jobs.append(_job(name, job_host, windowed.aggregate, output.interval_s, errors, histograms))
-        # Interval times from the flatfile: the reports print the time of day only.
-        for row, s in zip(window_rows, windowed.intervals, strict=True):
+        for k, s in enumerate(windowed.intervals, 1):
             for direction, iops, resp_ms in ((Dir.READ, s.read_iops, s.read_resp_ms),
                                              (Dir.WRITE, s.write_iops, s.write_resp_ms)):
-                samples.append(Sample(row.t_ms, name, job_host, direction, iops, ms_to_ns(resp_ms)))
-    start_ms = rows[first - 2].t_ms if first > 1 else rows[0].t_ms - interval_ms
+                samples.append(Sample(start_ms + k * interval_ms, name, job_host, direction, iops, ms_to_ns(resp_ms)))
     cpu = total.stats
     busy = {host: (cpu.cpu_user_pct or 0.0) + (cpu.cpu_kernel_pct or 0.0)}
     host_reports = reports.get("host", {})
@@ -230,7 +235,7 @@ def to_run_result(output: Output, point: Point, host: str, job_names: dict[str, 
         jobs=tuple(jobs),
         series=Series(tuple(samples), (), interval_ms),
         start_ms=start_ms,
-        end_ms=rows[last - 1].t_ms,
+        end_ms=start_ms + len(window_rows) * interval_ms,
         artifacts={"vdbench output": str(output.path), "vdbench histogram": str(output.path / "histogram.html")},
         cpu_busy_pct=busy,
     )

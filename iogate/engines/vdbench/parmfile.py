@@ -1,51 +1,69 @@
 """A RunPlan's jobs rendered as one vdbench parameter file (one host, or hd= per host).
 
-Rendered from the workload's typed fields only. One sd= per distinct target
-(openflags=o_direct; threads = the sum of its jobs' iodepth x numjobs; the
-target's region: a share is range=(0,PCT), bytes size=/offset=), one wd= per job
+Rendered from the workload's typed fields only. One sd= per distinct target and
+region (openflags=o_direct; threads = the sum of its jobs' iodepth x numjobs): jobs
+on different regions of one target get an sd each on the same lun (vdbench allows
+a lun in several sds), each with its region as `range=(LOW,HIGH)` (vdbench reads
+values <= 100 as % of the lun, larger ones as bytes; offset= is never used, so data
+validation may check a region: vdbench refuses offset= with -v). One wd= per job
 named after it (rdpct, seekpct, xfersize or an xfersize distribution
 `(4k,50,64k,50)` from a SizeMix), one rd= with interval=1. Timing: vdbench's
 average also counts the last warmup interval (see window.py), so a ramp of R s
 is warmup=R+1 and elapsed=runtime-1: the averaged window is then exactly the
 runtime after the ramp; no ramp is warmup=0 (vdbench then averages every interval).
+A single pass (time_based=False: a fill) is seekpct=eof: vdbench ends the run when
+every sequential wd reached the end of its region (elapsed is only a cap; the
+runner checks that vdbench said so, see single_pass()).
 Rates: vdbench has one iorate per rd, split between wds by skew, so per-job rates
-become iorate=sum and skew=each job's share; RateProcess POISSON is vdbench's
-default arrivals (exponential), LINEAR distribution=deterministic, UNIFORM
-distribution=uniform. Data pattern: compratio/dedupratio from compress_pct/dedupe_pct
-(ratio = 100/(100-pct), dedupunit 4k). Verify: data validation (the runner's -v);
+become iorate=sum and skew=each job's share. RateProcess POISSON is vdbench's default arrivals (exponential), LINEAR
+distribution=deterministic, UNIFORM distribution=uniform. Data pattern:
+compratio/dedupratio from compress_pct/dedupe_pct (ratio = 100/(100-pct), dedupunit 4k).
+Verify: data validation (the runner's -v), which covers every sd of the run;
 a backlog (read back while writing) is validate=read_after_write, which reads
 each block back right after its write rather than in batches of `backlog`
 (every written block is still read back once; the re-reads come on top of iorate:
 measured with vdbench 5.04.06, iorate=100 rdpct=0 ran 188.7 IOPS, 50 % reads, 297
-blocks validated in 3 s, 0 in error). The checksum algorithm is fio's:
-vdbench stamps and checks every sector its own way, whatever the algorithm.
+blocks validated in 3 s, 0 in error). Validation only adds I/O to writes (a
+pre-read before each rewrite, or the read-back), so jobs that only read may run
+unchecked beside a verify job; they are then compared only where they read blocks
+this run wrote. A validated run uses one slave JVM per host (hd=default,jvms=1):
+vdbench aborts a slave that validated nothing ("No read validations done"). The
+checksum algorithm is fio's: vdbench stamps and checks every sector its own way.
 `monitor=FILE` lets the runner end the run early (write `end_vdbench`): vdbench
 finishes the interval and reports.
 
-Cannot be expressed (Unsupported, naming the workload or jobs and the field): a
-rate on some jobs but not others; data pattern, verify, runtime, ramp or rate
-process differing between jobs (vdbench has one per run); jobs on one target with
-different regions (the region is the sd's); an offset given as a share; an offset
-with verify (vdbench: "Data validation and offset= are mutually exclusive"); fio
-connection options (e.g. ioengine=nbd: vdbench reads block devices and files only).
+Cannot be expressed (Unsupported, naming the workload or jobs and the field):
+a rate on some jobs but not others (a wd's own iorate= beside iorate=max trips
+vdbench's skew check, which counts that wd as asking 0 % of the I/O); data
+pattern, verify backlog, runtime, ramp or rate process differing between jobs
+(vdbench has one per run); verify on some jobs beside jobs that write unchecked
+(validation is per run and would add reads to their writes); a single pass in
+random order, or single-pass jobs beside timed ones; a region that vdbench's
+range= would misread (a start of 1-100 bytes); fio connection options (e.g.
+ioengine=nbd: vdbench reads block devices and files only).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from iogate.engines.workload import Extent, JobSpec, RateProcess, SizeMix, Unsupported, WorkloadSpec
 from iogate.errors import EngineError
 from iogate.units import format_size
 
-__all__ = ["Unsupported", "render", "safe_name", "validates", "wd_name", "xfersize"]
+__all__ = ["SEQUENTIAL_DONE", "Unsupported", "render", "safe_name", "single_pass", "validates", "wd_name", "xfersize"]
 
 RD_NAME = "rd_iogate"
 # RateProcess -> vdbench arrival distribution (None: vdbench's default, exponential = a poisson process).
 ARRIVALS: dict[RateProcess, str | None] = {
     RateProcess.POISSON: None, RateProcess.LINEAR: "deterministic", RateProcess.UNIFORM: "uniform",
 }
+# vdbench's elapsed= for a single pass (seekpct=eof ends it): only a cap, the runner's deadline comes first.
+SINGLE_PASS_CAP_S = 86400
+# vdbench's console line when every seekpct=eof workload reached the end of its region (Vdb/SlaveOnMaster.java).
+SEQUENTIAL_DONE = "All sequential workloads on all slaves are done."
 
 
 def render(jobs: Sequence[JobSpec], *, monitor_file: str, systems: Mapping[str, str] | None = None,
@@ -56,45 +74,42 @@ def render(jobs: Sequence[JobSpec], *, monitor_file: str, systems: Mapping[str, 
         raise EngineError("vdbench parmfile: no jobs")
     lines = ["* generated by IOGate", f"monitor={monitor_file}"]
     lines += [f"{k}={v}" for k, v in _global_data_pattern(jobs).items()]
-    lines += _validation(jobs)
+    lines += _validation(jobs, multi_host=systems is not None)
+    one_slave = ",jvms=1" if validates(jobs) else ""
     if systems is not None:
-        lines.append(f"hd=default,vdbench={vdbench_home},shell=vdbench")
+        lines.append(f"hd=default,vdbench={vdbench_home},shell=vdbench{one_slave}")
         for host in sorted({j.target.host for j in jobs}):
             if host not in systems:
                 raise EngineError(f"vdbench parmfile: no address for host {host}")
             lines.append(f"hd={safe_name(host)},system={systems[host]}")
+    elif one_slave:
+        lines.append(f"hd=default{one_slave}")
 
-    def key(job: JobSpec) -> tuple[str, str]:
-        return (job.target.host if systems is not None else "", job.target.filename)
-
-    sds: dict[tuple[str, str], str] = {}
+    sds: dict[tuple[str, str, tuple[str, ...]], str] = {}
     threads: dict[str, int] = {}
-    regions: dict[str, list[str]] = {}
+    job_sd: dict[str, str] = {}
     for job in jobs:
         _check_expressible(job)
-        sd = sds.setdefault(key(job), f"sd{len(sds) + 1}")
+        region = tuple(_region(job))
+        key = (job.target.host if systems is not None else "", job.target.filename, region)
+        sd = sds.setdefault(key, f"sd{len(sds) + 1}")
+        job_sd[job.name] = sd
         threads[sd] = threads.get(sd, 0) + job.workload.iodepth * job.workload.numjobs
-        region = _region(job.workload)
-        if regions.setdefault(sd, region) != region:
-            others = [j.name for j in jobs if key(j) == key(job)]
-            raise Unsupported(f"vdbench: jobs {others} on {job.target.filename}: different regions (size/offset) on one "
-                              "target; the region is the sd's, one per target")
-    for (host, filename), sd in sds.items():
+    for (host, filename, region), sd in sds.items():
         where = [f"host={safe_name(host)}"] if host else []
         lines.append(",".join([f"sd={sd}", *where, f"lun={filename}", "openflags=o_direct", f"threads={threads[sd]}",
-                               *regions[sd]]))
-    skews = _skews(jobs)
+                               *region]))
+    once = single_pass(jobs)
+    rates = _rates(jobs)
     for job in jobs:
         w = job.workload
         where = [f"host={safe_name(job.target.host)}"] if systems is not None else []
-        wd = [f"wd={wd_name(job)}", *where, f"sd={sds[key(job)]}", f"xfersize={xfersize(w)}",
-              f"rdpct={w.read_pct}", f"seekpct={w.random_pct}"]
-        if skews is not None and len(jobs) > 1:
-            wd.append(f"skew={skews[job.name]:g}")
-
+        seek = "eof" if once else str(w.random_pct)
+        wd = [f"wd={wd_name(job)}", *where, f"sd={job_sd[job.name]}", f"xfersize={xfersize(w)}",
+              f"rdpct={w.read_pct}", f"seekpct={seek}", *rates.wd.get(job.name, [])]
         lines.append(",".join(wd))
     lines.append(",".join(["rd=" + RD_NAME, "wd=(" + ",".join(wd_name(j) for j in jobs) + ")",
-                           f"iorate={_iorate(jobs)}", *_arrivals(jobs, skews is not None), *_timing(jobs), "interval=1"]))
+                           f"iorate={rates.iorate}", *_arrivals(jobs, rates.rated), *_timing(jobs, once), "interval=1"]))
     return "\n".join(lines) + "\n"
 
 
@@ -115,50 +130,89 @@ def xfersize(workload: WorkloadSpec) -> str:
 
 
 def validates(jobs: Sequence[JobSpec]) -> bool:
-    """True when the run checks data (vdbench -v); render() refuses jobs that differ in it."""
+    """True when the run checks data (vdbench -v); render() refuses runs where that changes unchecked jobs' I/O."""
     return any(job.workload.verify is not None for job in jobs)
+
+
+def single_pass(jobs: Sequence[JobSpec]) -> bool:
+    """True when the jobs write or read their region once (time_based=False: a fill), as seekpct=eof.
+
+    vdbench ends such a run when every wd reached the end of its region and says SEQUENTIAL_DONE;
+    without that line the pass stopped early (the cap, or a stop), and the runner refuses it.
+    Refuses a random-order pass (vdbench's random I/O keeps no map of blocks done) and a mix with timed jobs."""
+    once = [j.name for j in jobs if not j.workload.time_based]
+    if not once:
+        return False
+    timed = sorted(j.name for j in jobs if j.workload.time_based)
+    if timed:
+        raise Unsupported(f"vdbench: single-pass jobs {sorted(once)} (time_based=False) beside timed jobs {timed}: one vdbench "
+                          "rd either ends at the end of its regions (seekpct=eof) or after its elapsed time")
+    for job in jobs:
+        if job.workload.random_pct:
+            raise Unsupported(f"vdbench: workload {job.workload.name}: a single pass (time_based=False) in random order "
+                              f"(random_pct={job.workload.random_pct}): vdbench's once-over pass is sequential only "
+                              "(seekpct=eof); its random I/O keeps no map of blocks done")
+    return True
 
 
 def _check_expressible(job: JobSpec) -> None:
     if job.target.fio_options:
         raise Unsupported(f"vdbench: job {job.name}: connection needs fio options {sorted(job.target.fio_options)} "
                           f"({job.target.protocol}); vdbench reads only block devices and files")
+
+
+def _region(job: JobSpec) -> list[str]:
+    """The job's region as vdbench's range=(LOW,HIGH): shares as % of the lun (size 20 % -> range=(0,20)),
+    anything in bytes as bytes (a share then taken of the volume's size). vdbench reads a value <= 100
+    as a percentage: a byte start of 1-100 cannot be written (refused), 0 is the same either way."""
     w = job.workload
-    if w.verify is not None and w.offset is not None:
-        raise Unsupported(f"vdbench: workload {w.name}: offset={w.offset} with verify: vdbench's data validation and "
-                          "offset= are mutually exclusive")
+    size, offset = w.size, w.offset
+    if size is None and offset is None:
+        return []
+    if all(e is None or e.is_percent for e in (size, offset)):
+        low = offset.value if offset is not None else 0
+        high = low + size.value if size is not None else 100
+        if high > 100:
+            raise Unsupported(f"vdbench: workload {w.name}: offset={offset} size={size} ends past the target (range over 100 %)")
+        return [f"range=({low},{high})"]
+    total = job.target.volume.size_bytes
+
+    def of_bytes(extent: Extent) -> int:
+        return extent.value * total // 100 if extent.is_percent else extent.value
+
+    low = of_bytes(offset) if offset is not None else 0
+    high = low + of_bytes(size) if size is not None else total
+    if 0 < low <= 100:
+        raise Unsupported(f"vdbench: workload {w.name}: offset={offset}: vdbench's range= reads a start of 1-100 as a "
+                          "percentage of the lun, not bytes")
+    if high > total:
+        raise Unsupported(f"vdbench: workload {w.name}: offset={offset} size={size} ends at byte {high}, past the end of "
+                          f"{job.target.volume.name} ({total} bytes)")
+    if high <= 200:
+        raise Unsupported(f"vdbench: workload {w.name}: region ending at byte {high}: vdbench's range= reads an end of "
+                          "up to 200 as a percentage")
+    return [f"range=({low},{high})"]
 
 
-def _extent_bytes(workload: WorkloadSpec, field: str, extent: Extent) -> int:
-    if extent.is_percent:
-        raise Unsupported(f"vdbench: workload {workload.name}: {field}={extent}: an sd's {field}= is bytes, not a share")
-    return extent.value
-
-
-def _region(workload: WorkloadSpec) -> list[str]:
-    """size 20 % -> range=(0,20) of the lun; a byte size -> size=; a byte offset -> offset=."""
-    out = []
-    if workload.size is not None:
-        if workload.size.is_percent:
-            out.append(f"range=(0,{workload.size.value})")
-        else:
-            out.append(f"size={_extent_bytes(workload, 'size', workload.size)}")
-    if workload.offset is not None:
-        out.append(f"offset={_extent_bytes(workload, 'offset', workload.offset)}")
-    return out
-
-
-def _validation(jobs: Sequence[JobSpec]) -> list[str]:
-    """Data validation covers the whole run: every job verifies alike, or none does."""
-    kinds = {job.name: (None if job.workload.verify is None else job.workload.verify.backlog is not None) for job in jobs}
-    if len(set(kinds.values())) > 1:
-        checked = sorted(n for n, k in kinds.items() if k is not None)
-        unchecked = sorted(n for n, k in kinds.items() if k is None)
-        if unchecked:
-            raise Unsupported(f"vdbench: verify on jobs {checked} but not on {unchecked}: data validation (-v) covers "
-                              "every job of a run or none")
-        raise Unsupported(f"vdbench: jobs {checked} differ in verify backlog: validate=read_after_write is one per run")
-    return ["validate=read_after_write"] if any(kinds.values()) else []
+def _validation(jobs: Sequence[JobSpec], *, multi_host: bool = False) -> list[str]:
+    """Data validation covers the whole run; it adds I/O to writes only (pre-reads, read-backs),
+    so every job that writes verifies alike, and jobs without verify only read."""
+    checked = {job.name: job.workload.verify for job in jobs if job.workload.verify is not None}
+    if not checked:
+        return []
+    writing = sorted(j.name for j in jobs if j.workload.verify is None and j.workload.writes)
+    if writing:
+        raise Unsupported(f"vdbench: verify on jobs {sorted(checked)} but not on {writing}, which write: data validation "
+                          "(-v) covers every job of a run and would add reads to their writes")
+    backlogs = {v.backlog is not None for v in checked.values()}
+    if len(backlogs) > 1:
+        raise Unsupported(f"vdbench: jobs {sorted(checked)} differ in verify backlog: validate=read_after_write is one per run")
+    if multi_host:
+        unchecked_hosts = sorted({j.target.host for j in jobs} - {j.target.host for j in jobs if j.name in checked})
+        if unchecked_hosts:
+            raise Unsupported(f"vdbench: hosts {unchecked_hosts} run no verify job in a validated run: vdbench aborts a "
+                              "slave that validated nothing")
+    return ["validate=read_after_write"] if backlogs.pop() else []
 
 
 def _global_data_pattern(jobs: Sequence[JobSpec]) -> dict[str, str]:
@@ -182,41 +236,56 @@ def _global_data_pattern(jobs: Sequence[JobSpec]) -> dict[str, str]:
     return dict(patterns.pop())
 
 
-def _skews(jobs: Sequence[JobSpec]) -> dict[str, float] | None:
+@dataclass(frozen=True)
+class _Rates:
+    iorate: str  # the rd's iorate=
+    wd: dict[str, list[str]]  # per job: its wd's rate parameters (skew=)
+    rated: bool  # any job has a rate (the rd's distribution= applies)
+
+
+def _rates(jobs: Sequence[JobSpec]) -> _Rates:
+    """Every job rated: iorate=sum, skew=each job's share (of several). None: iorate=max. Some but not all:
+    Unsupported. vdbench would take a wd's own iorate= (with priority=) beside iorate=max, but its skew
+    check then counts that wd as asking 0 % of the I/O and warns once the wd does over 1 % of it
+    (5.04.06, seen in skew.html: "verify requested 0.00% observed 8.74%"), and a vdbench warning fails the run."""
     rates = {j.name: j.workload.rate_iops for j in jobs}
     if not any(rates.values()):
-        return None
+        return _Rates("max", {}, False)
     if not all(rates.values()):
         raise Unsupported(f"vdbench: rate_iops on jobs {sorted(n for n, r in rates.items() if r)} but not on "
-                          f"{sorted(n for n, r in rates.items() if not r)} (vdbench has one iorate per run, split by skew)")
+                          f"{sorted(n for n, r in rates.items() if not r)}: one iorate per run, split by skew; a wd's own "
+                          "iorate= beside iorate=max is judged by vdbench's skew check as 0 % of the I/O (a warning once it does over 1 %)")
     total = sum(r for r in rates.values() if r)
-    return {name: 100 * (rate or 0) / total for name, rate in rates.items()}
+    skews = {name: [f"skew={100 * (rate or 0) / total:g}"] for name, rate in rates.items()} if len(jobs) > 1 else {}
+    return _Rates(str(total), skews, True)
 
 
 def _arrivals(jobs: Sequence[JobSpec], rated: bool) -> list[str]:
-    processes = {j.workload.rate_process for j in jobs}
-    if rated and len(processes) > 1:
+    """The rd's arrival distribution, from the rated jobs' rate_process (an unrated job's has no effect)."""
+    if not rated:
+        return []
+    processes = {j.workload.rate_process for j in jobs if j.workload.rate_iops}
+    if len(processes) > 1:
         raise Unsupported(f"vdbench: jobs with different rate_process {sorted(str(p) for p in processes)} (vdbench has one per run)")
     distribution = ARRIVALS[processes.pop()]
-    return [f"distribution={distribution}"] if rated and distribution else []
+    return [f"distribution={distribution}"] if distribution else []
 
 
-def _iorate(jobs: Sequence[JobSpec]) -> str:
-    rates = [j.workload.rate_iops for j in jobs]
-    return str(sum(r for r in rates if r)) if all(rates) else "max"
-
-
-def _timing(jobs: Sequence[JobSpec]) -> list[str]:
+def _timing(jobs: Sequence[JobSpec], once: bool) -> list[str]:
     ramps = {j.workload.ramp_s for j in jobs}
     runtimes = {j.workload.runtime_s for j in jobs}
     if len(ramps) > 1 or len(runtimes) > 1:
         raise Unsupported(f"vdbench: jobs with different runtime_s {sorted(runtimes)} or ramp_s {sorted(ramps)} "
                           "(one vdbench rd runs them all alike)")
     ramp_s, runtime_s = math.ceil(ramps.pop()), math.ceil(runtimes.pop())
+    if once:
+        if ramp_s:
+            raise Unsupported(f"vdbench: a single pass (time_based=False) with ramp_s={ramp_s}: vdbench's warmup is time")
+        return ["warmup=0", f"elapsed={runtime_s or SINGLE_PASS_CAP_S}"]
     if ramp_s:
         if runtime_s < 3:
-            raise Unsupported(f"runtime {runtime_s} s after a ramp: vdbench needs at least 3 s")
+            raise Unsupported(f"vdbench: runtime {runtime_s} s after a ramp: vdbench needs at least 3 s")
         return [f"warmup={ramp_s + 1}", f"elapsed={runtime_s - 1}"]
     if runtime_s < 2:
-        raise Unsupported(f"runtime {runtime_s} s: vdbench needs at least 2 intervals")
+        raise Unsupported(f"vdbench: runtime {runtime_s} s: vdbench needs at least 2 intervals")
     return ["warmup=0", f"elapsed={runtime_s}"]

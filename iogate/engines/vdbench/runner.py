@@ -65,11 +65,17 @@ class VdbenchEngine(HostEngine):
         self.tolerated_warnings = tolerated_warnings
         self.master = master
 
-    def run_plan(self, plan: RunPlan, control: LoadControl | None = None) -> RunResult:
-        point = self._next_point(plan)
+    def check_plan(self, plan: RunPlan) -> None:
+        """Unsupported (naming vdbench, the workload and the field) when vdbench cannot express the plan; runs nothing."""
         if len(plan.hosts) > 1 and self.master is None:
-            raise parmfile.Unsupported(f"run point {plan.name} spans hosts {plan.hosts}: multi-host vdbench needs a "
+            raise parmfile.Unsupported(f"vdbench: run point {plan.name} spans hosts {plan.hosts}: multi-host vdbench needs a "
                                        "master namespace (hd= over the netns lab)")
+        systems = self.master.systems if len(plan.hosts) > 1 and self.master is not None else None
+        parmfile.render(plan.jobs, monitor_file="monitor", systems=systems, vdbench_home=self.configured_home or "")
+
+    def run_plan(self, plan: RunPlan, control: LoadControl | None = None) -> RunResult:
+        self.check_plan(plan)
+        point = self._next_point(plan)
         for target in distinct(job.target for job in plan.jobs):
             self.guard.check(self._initiator(target.host), target)
         try:
@@ -181,6 +187,9 @@ class VdbenchEngine(HostEngine):
         if not errors:
             health.check(where, done.rc, console, logfile, stop_requested=bool(control and control.stop_requested),
                          tolerated=self.tolerated_warnings)
+            if parmfile.single_pass(jobs) and parmfile.SEQUENTIAL_DONE not in console:
+                raise EngineError(f"{where}: vdbench ended the single pass (seekpct=eof) of {sorted(j.name for j in jobs)} "
+                                  f"before every region's end: its console lacks {parmfile.SEQUENTIAL_DONE!r}")
         try:
             output = parse_outdir(out_dir)
         except EngineError:
