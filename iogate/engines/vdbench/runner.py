@@ -95,8 +95,14 @@ class VdbenchEngine(HostEngine):
 
     def check_plan(self, plan: RunPlan) -> None:
         """Unsupported (naming vdbench, the workload and the field) when vdbench cannot express the plan; runs nothing."""
-        systems = self._master_systems(plan) if len(plan.hosts) > 1 else None
+        systems = self._master_systems(plan) if self._through_master(plan) else None
         parmfile.render(plan.jobs, monitor_file="monitor", systems=systems, vdbench_home=self.configured_home or "")
+
+    def _through_master(self, plan: RunPlan) -> bool:
+        """A plan spanning hosts, or one on a host that is a namespace of this machine: the latter's
+        slaves run there too (hd= with one host), the path proven for the netns lab, rather than a
+        second master inside the lab's namespace reached over SSH."""
+        return len(plan.hosts) > 1 or plan.hosts[0] in self.master_namespaces
 
     def _ensure_master(self) -> MasterNet:
         """The master namespace: the caller's, or the one this engine brought up (once) over the lab's namespaces."""
@@ -121,7 +127,7 @@ class VdbenchEngine(HostEngine):
         for target in distinct(job.target for job in plan.jobs):
             self.guard.check(self._initiator(target.host), target)
         try:
-            if len(plan.hosts) > 1:
+            if self._through_master(plan):
                 self._ensure_master()
                 result = self._run_multi(plan, point, control)
             else:
