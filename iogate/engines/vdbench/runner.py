@@ -8,7 +8,10 @@ parmfile path on its command line through VDBENCH_JVM_OPTS, the marker
 (as fio does; on this machine inside a private loopback-only network namespace,
 so the master's wildcard port 5570 is never open on an outside address); a plan
 spanning hosts runs one master in its own network namespace with hd= per host
-(netns_master.py), or is refused without one.
+(netns_master.py), or is refused without one. On the netns lab (hosts that are
+namespaces of this machine, opener.py) the engine brings that master up at the
+first plan needing it, reuses it, and tears it down in close(); a plan on one
+such host runs through it too.
 
 LoadControl: the measured phase starts where vdbench's averaged window starts
 (see window.py and parmfile.py: after the ramp), read from the flatfile as
