@@ -85,6 +85,7 @@ class VdbenchEngine(HostEngine):
         self._own_master = False
         # Event tests run plans from threads: one bring-up, never two.
         self._master_lock = threading.Lock()
+        self._master_run_lock = threading.Lock()
 
     def _master_systems(self, plan: RunPlan) -> Mapping[str, str]:
         if self.master is not None:
@@ -132,7 +133,9 @@ class VdbenchEngine(HostEngine):
         try:
             if self._through_master(plan):
                 self._ensure_master()
-                result = self._run_multi(plan, point, control)
+                # One master at a time: every master listens on port 5570 of the one master namespace.
+                with self._master_run_lock:
+                    result = self._run_multi(plan, point, control)
             else:
                 result = self._run_host(plan, point, self._initiator(plan.hosts[0]), control)
             return replace(result, jobs=with_targets(plan, result.jobs))
