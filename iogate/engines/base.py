@@ -72,6 +72,10 @@ class Engine(Protocol):
         the measurement start and end the load early when asked. Raise EngineError/HostError
         on failure."""
 
+    def close(self) -> None:
+        """Release what the engine keeps across run points (the session's engine fixture calls it once,
+        at the end); idempotent. An engine keeping nothing does nothing."""
+
 
 def job_target(job: JobSpec) -> JobTarget:
     """Where a planned job's I/O goes: the device (or file) the engine opens, and its volume."""
@@ -105,6 +109,9 @@ class HostEngine:
         except KeyError:
             raise HostError(f"no initiator named {host} in this lab") from None
 
+    def close(self) -> None:
+        """Nothing kept across run points by default (Engine.close)."""
+
 
 class StatusObserver(Protocol):
     """Receives an engine's live status output (e.g. iogate.report.progress.Progress)."""
@@ -119,6 +126,8 @@ class EngineSettings:
     observer: StatusObserver | None = None  # live status lines, where the engine has them
     vdbench_home: str | None = None  # the lab's vdbench installation (engines/vdbench/locate.py)
     liveness: HostLiveness = DEFAULT_LIVENESS  # when a host that stopped answering is lost (multi-host runs)
+    # vdbench warnings the lab explicitly accepts (names in iogate/engines/vdbench/health.py TOLERABLE); none by default.
+    vdbench_tolerate: tuple[str, ...] = ()
 
 
 class EngineOpener(Protocol):

@@ -6,7 +6,7 @@ for the session's hosts (fio picks local or client/server itself).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from iogate.engines.base import Engine, EngineSettings, StatusObserver
 from iogate.engines.fio.client_server import FIO_SERVER_PORT
@@ -31,7 +31,8 @@ def fio_server_port(initiators: Mapping[str, Initiator], engine: str = DEFAULT_E
 
 def choose_engine(run: Run, initiators: Mapping[str, Initiator], guard: Guard, observer: StatusObserver | None = None,
                   *, engine: str = DEFAULT_ENGINE, vdbench_home: str | None = None,
-                  liveness: HostLiveness = DEFAULT_LIVENESS) -> Engine:
-    """The named engine (from the registry) opened for these hosts."""
+                  liveness: HostLiveness = DEFAULT_LIVENESS, vdbench_tolerate: Sequence[str] = ()) -> Engine:
+    """The named engine (from the registry) opened for these hosts; the caller close()s it at the session's end."""
     opener = registry.engine_opener(engine, loc=("--engine",))
-    return opener(run, initiators, guard, EngineSettings(observer=observer, vdbench_home=vdbench_home, liveness=liveness))
+    return opener(run, initiators, guard, EngineSettings(observer=observer, vdbench_home=vdbench_home, liveness=liveness,
+                                                         vdbench_tolerate=tuple(vdbench_tolerate)))

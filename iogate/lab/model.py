@@ -169,6 +169,9 @@ class Lab(Strict):
     # The load engine (iogate/lab/registry.py ENGINES): fio (default) or vdbench; --engine overrides.
     engine: str = "fio"
     vdbench_home: str | None = None  # this lab's vdbench installation (default: VDBENCH_HOME, shared/tools)
+    # vdbench warnings this lab accepts instead of failing the run (iogate/engines/vdbench/health.py
+    # TOLERABLE): "cpu" = the whole machine averaged over 80 % CPU. None by default: fail closed.
+    vdbench_tolerate: list[Literal["cpu"]] = Field(default_factory=list)
     # When a host that stopped answering is declared lost under a multi-host load (HostLiveness).
     host_liveness: HostLiveness = DEFAULT_LIVENESS
     path: str = ""

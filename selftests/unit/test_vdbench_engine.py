@@ -8,8 +8,10 @@ import pytest
 
 from fixtures.expressible import require_expressible
 from iogate.arrays.base import Volume
+from iogate.engines.base import EngineSettings
 from iogate.engines.fio.runner import FioEngine
-from iogate.engines.vdbench import locate
+from iogate.engines.vdbench import health, locate, netns_master
+from iogate.engines.vdbench.opener import open_vdbench
 from iogate.engines.vdbench.parmfile import Unsupported
 from iogate.engines.vdbench.runner import VdbenchEngine
 from iogate.engines.workload import Extent, JobSpec, RateProcess, RunPlan, Verify, WorkloadSpec
@@ -44,6 +46,38 @@ def test_a_plan_spanning_hosts_without_a_master_is_refused_before_anything_runs(
     with pytest.raises(Unsupported, match="spans hosts .* needs a master namespace"):
         VdbenchEngine(run, {}, Guard()).run_plan(RunPlan("two", jobs))
     assert not run.ledger.open_entries()
+
+
+def test_namespace_hosts_make_a_multi_host_plan_expressible_and_others_are_refused_by_name(tmp_path: Path) -> None:
+    """With the lab's hosts as namespaces the plan renders with hd= on the addresses bring_up will give
+    (nothing is brought up by check_plan); a host without a namespace is named in the refusal; close()
+    without a master does nothing."""
+    run = Run.start(tmp_path, "unit")
+    jobs = tuple(JobSpec(f"j{h}", WorkloadSpec("w"), Connection("block", h, VOLUME, f"/dev/loop{n}"))
+                 for n, h in enumerate(("h1", "h2")))
+    plan = RunPlan("two", jobs)
+    engine = VdbenchEngine(run, {}, Guard(), master_namespaces={"h1": "ns-h1", "h2": "ns-h2"})
+    engine.check_plan(plan)
+    assert netns_master.planned_systems({"h2": "b", "h1": "a"}, 89) == {"h1": "10.89.1.2", "h2": "10.89.2.2"}
+    assert engine.master is None
+    with pytest.raises(Unsupported, match=r"hosts \['h2'\] are not network namespaces on this machine"):
+        VdbenchEngine(run, {}, Guard(), master_namespaces={"h1": "ns-h1"}).check_plan(plan)
+    engine.close()
+    assert not run.ledger.open_entries()
+
+
+def test_opener_tolerates_only_what_the_lab_names(tmp_path: Path) -> None:
+    run = Run.start(tmp_path, "unit")
+    home = tmp_path / "vdb"
+    home.mkdir()
+    (home / "vdbench").write_text("#!/bin/sh\n")
+    (home / "vdbench").chmod(0o755)
+    engine = open_vdbench(run, {}, Guard(), EngineSettings(vdbench_home=str(home)))
+    assert isinstance(engine, VdbenchEngine) and engine.tolerated_warnings == ()
+    engine = open_vdbench(run, {}, Guard(), EngineSettings(vdbench_home=str(home), vdbench_tolerate=("cpu",)))
+    assert isinstance(engine, VdbenchEngine) and engine.tolerated_warnings == (health.CPU_WARNING,)
+    with pytest.raises(EngineError, match="unknown warning"):
+        open_vdbench(run, {}, Guard(), EngineSettings(vdbench_home=str(home), vdbench_tolerate=("skew",)))
 
 
 def test_check_plan_refuses_what_vdbench_cannot_express_and_the_test_skips_naming_it(tmp_path: Path) -> None:

@@ -23,6 +23,9 @@ BAD = re.compile(r"\bwarning\b|\babort|exception|terminat|\bfailure\b|prematurel
 OUR_STOP = re.compile(r"User requested early (Vdbench termination|shutdown of this run)")
 DONE = "Vdbench execution completed successfully"
 CPU_WARNING = re.compile(r"\* Warning for host=\S+: average processor utilization [\d.]+%")
+# Warnings a lab file may accept by name (`vdbench_tolerate: [cpu]`); the product tolerates none
+# unless the lab says so (fail closed).
+TOLERABLE: dict[str, re.Pattern[str]] = {"cpu": CPU_WARNING}
 
 
 def check(where: str, rc: int, console: str, logfile: str, *, stop_requested: bool,

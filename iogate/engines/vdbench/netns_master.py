@@ -35,6 +35,9 @@ from iogate.run.resources import marker_pids, release
 RSH_PORT = 5560
 READY_TIMEOUT_S = 60.0
 HOST_IFNAME = "vdbmaster"
+# The product's master subnet, 10.89.0.0/16: apart from the netns lab (10.77), the lab variants
+# (78 by default) and the self-tests' fixed ones (81-87, 93, 94; grep subnet_base in selftests/).
+MASTER_SUBNET_BASE = 89
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,11 @@ def _listening(pid: int, port: int) -> bool:
     return any(r.split()[3] == "0A" and int(r.split()[1].rsplit(":", 1)[1], 16) == port for r in rows)
 
 
+def planned_systems(host_namespaces: Mapping[str, str], subnet_base: int) -> dict[str, str]:
+    """The address each host's rsh daemon will answer on once bring_up has run (the same numbering)."""
+    return {host: f"10.{subnet_base}.{index}.2" for index, host in enumerate(sorted(host_namespaces), start=1)}
+
+
 def bring_up(run: Run, host_namespaces: Mapping[str, str], vdbench: Path, *, subnet_base: int) -> MasterNet:
     """The master namespace, its links, the hosts file and one rsh daemon per host; on failure undo it."""
     base = run.run_dir / "vdbench-master"
@@ -85,7 +93,7 @@ def bring_up(run: Run, host_namespaces: Mapping[str, str], vdbench: Path, *, sub
         hosts_file.write_text(f"{master_addr} {socket.gethostname()}\n")
         systems = {}
         for index, (host, host_ns) in enumerate(sorted(host_namespaces.items()), start=1):
-            master_side, host_side = f"10.{subnet_base}.{index}.1", f"10.{subnet_base}.{index}.2"
+            master_side, host_side = f"10.{subnet_base}.{index}.1", planned_systems(host_namespaces, subnet_base)[host]
             veth = f"vdb{digest[:6]}{index}"
             # Made inside the master namespace: deleting that namespace deletes the pair.
             _ip("link", "add", veth, "netns", namespace, "type", "veth", "peer", "name", HOST_IFNAME, "netns", host_ns)

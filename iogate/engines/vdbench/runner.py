@@ -8,7 +8,10 @@ parmfile path on its command line through VDBENCH_JVM_OPTS, the marker
 (as fio does; on this machine inside a private loopback-only network namespace,
 so the master's wildcard port 5570 is never open on an outside address); a plan
 spanning hosts runs one master in its own network namespace with hd= per host
-(netns_master.py), or is refused without one.
+(netns_master.py), or is refused without one. On the netns lab (hosts that are
+namespaces of this machine, opener.py) the engine brings that master up at the
+first plan needing it, reuses it, and tears it down in close(); a plan on one
+such host runs through it too.
 
 LoadControl: the measured phase starts where vdbench's averaged window starts
 (see window.py and parmfile.py: after the ramp), read from the flatfile as
@@ -34,7 +37,16 @@ from iogate.engines.base import HostEngine, LoadControl, with_targets
 from iogate.engines.vdbench import errorlog, health, parmfile
 from iogate.engines.vdbench.flatfile import parse_rows
 from iogate.engines.vdbench.locate import vdbench_home
-from iogate.engines.vdbench.netns_master import MasterNet, join_cgroup, private_namespace, rsh_marker
+from iogate.engines.vdbench.netns_master import (
+    MASTER_SUBNET_BASE,
+    MasterNet,
+    bring_up,
+    join_cgroup,
+    planned_systems,
+    private_namespace,
+    rsh_marker,
+    tear_down,
+)
 from iogate.engines.vdbench.outdir import parse_outdir, stopped_by_errors, to_run_result
 from iogate.engines.vdbench.source import Line
 from iogate.engines.workload import RunPlan
@@ -56,22 +68,62 @@ class VdbenchEngine(HostEngine):
     name = "vdbench"
 
     def __init__(self, run: Run, initiators: Mapping[str, Initiator], guard: Guard, vdbench_home: str | None = None,
-                 tolerated_warnings: tuple[re.Pattern[str], ...] = (), master: MasterNet | None = None) -> None:
+                 tolerated_warnings: tuple[re.Pattern[str], ...] = (), master: MasterNet | None = None,
+                 master_namespaces: Mapping[str, str] | None = None, master_subnet: int = MASTER_SUBNET_BASE) -> None:
         """`tolerated_warnings`: vdbench warnings that do not fail the run (see health.py); none by default.
-        `master`: the master namespace for plans spanning hosts (netns_master.py); without it they are refused."""
+        `master`: the master namespace for plans spanning hosts (netns_master.py), owned by the caller.
+        `master_namespaces` (lab host -> its network namespace on this machine): without `master`, the
+        engine brings one up over these at the first plan spanning hosts, reuses it for every later one
+        and tears it down in close(). Plans spanning hosts without either are refused."""
         super().__init__(initiators, guard)
         self.run = run
         self.configured_home = vdbench_home
         self.tolerated_warnings = tolerated_warnings
         self.master = master
+        self.master_namespaces = dict(master_namespaces or {})
+        self.master_subnet = master_subnet
+        self._own_master = False
+        # Event tests run plans from threads: one bring-up, never two.
+        self._master_lock = threading.Lock()
+        self._master_run_lock = threading.Lock()
+
+    def _master_systems(self, plan: RunPlan) -> Mapping[str, str]:
+        if self.master is not None:
+            return self.master.systems
+        missing = [h for h in plan.hosts if h not in self.master_namespaces]
+        if missing:
+            raise parmfile.Unsupported(f"vdbench: run point {plan.name} spans hosts {plan.hosts}: multi-host vdbench needs a "
+                                       f"master namespace (hd= over the netns lab); hosts {missing} are not network "
+                                       "namespaces on this machine")
+        return planned_systems(self.master_namespaces, self.master_subnet)
 
     def check_plan(self, plan: RunPlan) -> None:
         """Unsupported (naming vdbench, the workload and the field) when vdbench cannot express the plan; runs nothing."""
-        if len(plan.hosts) > 1 and self.master is None:
-            raise parmfile.Unsupported(f"vdbench: run point {plan.name} spans hosts {plan.hosts}: multi-host vdbench needs a "
-                                       "master namespace (hd= over the netns lab)")
-        systems = self.master.systems if len(plan.hosts) > 1 and self.master is not None else None
+        systems = self._master_systems(plan) if self._through_master(plan) else None
         parmfile.render(plan.jobs, monitor_file="monitor", systems=systems, vdbench_home=self.configured_home or "")
+
+    def _through_master(self, plan: RunPlan) -> bool:
+        """A plan spanning hosts, or one on a host that is a namespace of this machine: the latter's
+        slaves run there too (hd= with one host), the path proven for the netns lab, rather than a
+        second master inside the lab's namespace reached over SSH."""
+        return len(plan.hosts) > 1 or plan.hosts[0] in self.master_namespaces
+
+    def _ensure_master(self) -> MasterNet:
+        """The master namespace: the caller's, or the one this engine brought up (once) over the lab's namespaces."""
+        with self._master_lock:
+            if self.master is None:
+                self.master = bring_up(self.run, self.master_namespaces, vdbench_home(self.configured_home),
+                                       subnet_base=self.master_subnet)
+                self._own_master = True
+            return self.master
+
+    def close(self) -> None:
+        """Tear down the master namespace this engine brought up (its daemons and links with it); idempotent.
+        The ledger journals all of it, so `iogate cleanup` removes it after a crash."""
+        with self._master_lock:
+            if self._own_master and self.master is not None:
+                net, self.master, self._own_master = self.master, None, False
+                tear_down(self.run, net)
 
     def run_plan(self, plan: RunPlan, control: LoadControl | None = None) -> RunResult:
         self.check_plan(plan)
@@ -79,8 +131,11 @@ class VdbenchEngine(HostEngine):
         for target in distinct(job.target for job in plan.jobs):
             self.guard.check(self._initiator(target.host), target)
         try:
-            if len(plan.hosts) > 1:
-                result = self._run_multi(plan, point, control)
+            if self._through_master(plan):
+                self._ensure_master()
+                # One master at a time: every master listens on port 5570 of the one master namespace.
+                with self._master_run_lock:
+                    result = self._run_multi(plan, point, control)
             else:
                 result = self._run_host(plan, point, self._initiator(plan.hosts[0]), control)
             return replace(result, jobs=with_targets(plan, result.jobs))
