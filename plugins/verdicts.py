@@ -4,6 +4,8 @@ A test hands verdicts to the `judge` fixture; after the test body returns, the
 verdict table is attached to its Allure result and a failed verdict fails the
 test with one line per failure: criterion, measured, bound and window. Such a
 failure is a *product defect*; an exception from the harness is infrastructure.
+A test that asks for `judge` and returns without a single verdict fails: a spec
+with no check for what the test measured judged nothing, and nothing is no pass.
 """
 
 from __future__ import annotations
@@ -99,6 +101,10 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function):  # type: ignore[no-untyped-
         out = pyfuncitem.config.getoption("verdicts_jsonl", None)
         if out:
             _append_rows(out, pyfuncitem.nodeid, verdicts)
+    if not verdicts and "judge" in pyfuncitem.fixturenames:
+        spec = pyfuncitem.funcargs.get("spec")
+        raise AssertionError(FAILURE_PREFIX + f"nothing judged: spec {getattr(spec, 'path', '?')} has no check "
+                             "for what this test measured (add its family's checks, or deselect the test)")
     failed = [v for v in verdicts if not v.passed]
     if failed:
         # One line per failed verdict, each a statement: criterion, measured, bound, window, what missed.

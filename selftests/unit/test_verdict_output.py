@@ -33,6 +33,10 @@ def test_two_failures(judge):
 
 def test_broken(judge):
     raise RuntimeError("lab broke")
+
+
+def test_nothing_judged(spec, judge):
+    pass
 '''
 
 
@@ -93,3 +97,12 @@ def test_fixtures_read_as_named_steps_without_lambdas(outcome) -> None:  # type:
     assert any(name.startswith("acceptance spec ") and "chosen by" in name for name in befores), befores
     assert "verdict collector" in befores
     assert not [name for name in befores + afters if "<lambda>" in name or "::" in name], afters
+
+
+def test_a_test_judged_by_no_check_fails_naming_the_spec(outcome) -> None:  # type: ignore[no-untyped-def]
+    _, results = outcome
+    nothing = results["test_nothing_judged"]
+    assert nothing["status"] == "failed"
+    assert nothing["statusDetails"]["message"].startswith(
+        "AssertionError: verdict failed: nothing judged: spec "), nothing["statusDetails"]["message"]
+    assert "criteria/local.yaml has no check" in nothing["statusDetails"]["message"]
