@@ -71,13 +71,16 @@ export: $(STAMP)
 # Speed budgets are benchmarks (make bench), never gates: a loaded machine misses any wall-clock bound.
 # The vendor behaviour tier (SDK -> spec-checked fake -> LIO/nvmet in the lab VM, ~20 min under TCG)
 # is its own slow tier: make vendor-behaviour.
+# The fault campaign's lab-VM-killed row boots and kills a guest of its own (~3 min under TCG): it runs
+# in `make faults`, not here, to keep check under its 40 min budget. --durations: where check's time goes.
 check: setup vendors lint
-	$(PY) -m pytest selftests --ignore=selftests/bench --ignore=selftests/vendors/behaviour $(PYTEST_ARGS)
+	$(PY) -m pytest selftests --ignore=selftests/bench --ignore=selftests/vendors/behaviour \
+	    -m "not (faults and labvm)" --durations=25 $(PYTEST_ARGS)
 
 vendor-behaviour: setup vendors
 	$(PY) -m pytest selftests/vendors/behaviour $(PYTEST_ARGS)
 
-# The fault campaign alone (it also runs inside `make check`): prints its table of faults.
+# The fault campaign alone (it also runs inside `make check`, but for the lab-VM-killed row): prints its table of faults.
 faults: setup
 	$(PY) -m pytest selftests/faults -m faults $(PYTEST_ARGS)
 
