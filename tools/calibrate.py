@@ -105,6 +105,42 @@ def run_family(family: str, lab: Path, spec: Path, profile: str, out: Path, extr
     return done.returncode, time.monotonic() - began
 
 
+def run_together(families: list[str], lab: Path, spec: Path, profile: str, rows_dir: Path,
+                 extra: list[str]) -> tuple[int, float]:
+    """One pytest session for every family (one set-up and prefill per round instead of one per family); each
+    verdict row goes to its family's file by the test that gave it (pytest's own -m selection, collected once)."""
+    out = rows_dir / "together.jsonl"
+    out.unlink(missing_ok=True)
+    result = run_family(" or ".join(families), lab, spec, profile, out, extra)
+    owner = tests_by_family(families, lab, spec, profile)
+    for row in load_rows(out):
+        family = owner.get(row["test"])
+        if family is None:
+            raise SystemExit(f"calibrate: verdict row of {row['test']} belongs to none of {families}")
+        with (rows_dir / f"{family}.jsonl").open("a") as sink:
+            sink.write(json.dumps(row) + "\n")
+    return result
+
+
+_OWNERS: dict[tuple[str, ...], dict[str, str]] = {}
+
+
+def tests_by_family(families: list[str], lab: Path, spec: Path, profile: str) -> dict[str, str]:
+    key = tuple(families)
+    if key not in _OWNERS:
+        owner: dict[str, str] = {}
+        for family in families:
+            argv = [sys.executable, "-m", "pytest", "tests", "-m", family, "--lab", str(lab), "--profile", profile,
+                    "--criteria", str(spec), "--collect-only", "-q", "-p", "no:randomly"]
+            done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=True)
+            for line in done.stdout.splitlines():
+                if "::" in line:
+                    if owner.setdefault(line.strip(), family) != family:
+                        raise SystemExit(f"calibrate: {line.strip()} is in families {owner[line.strip()]} and {family}")
+        _OWNERS[key] = owner
+    return _OWNERS[key]
+
+
 def load_rows(path: Path) -> list[dict]:
     if not path.exists():
         return []
@@ -211,6 +247,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="keep every verdict row and run outcome in this directory (default: a temporary one)")
     parser.add_argument("--render-only", action="store_true",
                         help="run nothing: re-render the record from --rows against the spec's current bounds")
+    parser.add_argument("--together", action="store_true",
+                        help="run every family in one pytest session per round (N rounds; --n-for does not apply)")
     parser.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
     args = parser.parse_args(argv)
     families = [f for f in args.families.split(",") if f]
@@ -232,7 +270,16 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory(prefix="iogate-calibrate-") as scratch:
             rows_dir = args.rows or Path(scratch)
             rows_dir.mkdir(parents=True, exist_ok=True)
-            for family in families:
+            if args.together:
+                for family in families:
+                    (rows_dir / f"{family}.jsonl").unlink(missing_ok=True)
+                for index in range(args.n):
+                    print(f"  round {index + 1}/{args.n}: {', '.join(families)}", flush=True)
+                    outcome = run_together(families, lab, args.spec, args.profile, rows_dir, args.pytest_args)
+                    for family in families:
+                        runs[family].append(outcome)
+                    loads.append(machine_load())
+            for family in [] if args.together else families:
                 out = rows_dir / f"{family}.jsonl"
                 out.unlink(missing_ok=True)  # a record is one calibration, never mixed with an earlier one
                 count = n_for.get(family, args.n)
@@ -242,6 +289,8 @@ def main(argv: list[str] | None = None) -> int:
                     runs[family].append(run_family(family, lab, args.spec, args.profile, out, args.pytest_args))
                     loads.append(machine_load())
                 results[family] = collect(load_rows(out), args.spec, family)
+            for family in families if args.together else []:
+                results[family] = collect(load_rows(rows_dir / f"{family}.jsonl"), args.spec, family)
             (rows_dir / "runs.json").write_text(json.dumps({"runs": runs, "loads": [loads[0], loads[-1]] if loads else []}))
     finally:
         lab.unlink(missing_ok=True)
