@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from iogate.engines.fio.runner import FioEngine
 from iogate.engines.vdbench import health, locate, netns_master
 from iogate.engines.vdbench.opener import open_vdbench
 from iogate.engines.vdbench.parmfile import Unsupported
-from iogate.engines.vdbench.runner import VdbenchEngine
+from iogate.engines.vdbench.runner import VdbenchEngine, join_cgroup_shell
 from iogate.engines.workload import Extent, JobSpec, RateProcess, RunPlan, Verify, WorkloadSpec
 from iogate.errors import EngineError
 from iogate.events.load import fill_plan
@@ -99,3 +100,10 @@ def test_check_plan_refuses_what_vdbench_cannot_express_and_the_test_skips_namin
     uniform = JobSpec("u", WorkloadSpec("u", rate_iops=10, rate_process=RateProcess.UNIFORM), target)
     with pytest.raises(pytest.skip.Exception, match=r"^fio: workload u: rate_process=uniform"):
         require_expressible(fio, RunPlan("u", (uniform,)))
+
+
+def test_a_cgroup_the_shell_is_not_in_and_cannot_reach_fails_the_shell_naming_it(tmp_path: Path) -> None:
+    for cgroup in (f"/sys/fs/cgroup/blkio/iogate-absent-{tmp_path.name}", str(tmp_path / "no-such-cgroup")):
+        done = subprocess.run(["sh", "-c", f"{join_cgroup_shell(cgroup)} && echo joined"], capture_output=True, text=True)
+        assert done.returncode != 0 and "joined" not in done.stdout, (cgroup, done)
+        assert f"{cgroup}/cgroup.procs" in done.stderr, (cgroup, done.stderr)

@@ -31,7 +31,7 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from iogate.engines.base import HostEngine, LoadControl, with_targets
 from iogate.engines.vdbench import errorlog, health, parmfile
@@ -155,7 +155,7 @@ class VdbenchEngine(HostEngine):
         cgroups = {job.target.cgroup for job in plan.jobs if job.target.cgroup}
         if len(cgroups) > 1:
             raise EngineError(f"host {initiator.name}: jobs of one vdbench run span cgroups {sorted(cgroups)}")
-        join = f"echo $$ > {shlex.quote(cgroups.pop())}/cgroup.procs && " if cgroups else ""
+        join = f"{join_cgroup_shell(cgroups.pop())} && " if cgroups else ""
         if not initiator.is_local:
             return self._execute(plan, initiator, local_dir, work, text, home, control, prefix=join, jvm_opts="",
                                  job_hosts={}, hd_hosts={})
@@ -204,10 +204,13 @@ class VdbenchEngine(HostEngine):
         verify = " -v" if parmfile.validates(jobs) else ""
         # java.io.tmpdir: vdbench's data-validation map files go there, not into /tmp.
         opts = f"{jvm_opts}-Djava.io.tmpdir={work}/tmp -Diogate.parmfile={parm}"
+        # The console takes the shell's own words too: a failure before vdbench starts (a cgroup it
+        # cannot join, no java or vdbench on the host) is then reported, not an empty output directory.
         command = (
-            f"cd {shlex.quote(work)} && : > monitor && mkdir -p tmp && {prefix}env VDBENCH_JVM_OPTS={shlex.quote(opts)} "
+            f"cd {shlex.quote(work)} && exec > console.txt 2>&1 && : > monitor && mkdir -p tmp && "
+            f"{prefix}env VDBENCH_JVM_OPTS={shlex.quote(opts)} "
             f"timeout --kill-after=10 {limit_s} {shlex.quote(str(home / 'vdbench'))} -f {shlex.quote(parm)} "
-            f"-o {shlex.quote(out)}{verify} > console.txt 2>&1"
+            f"-o {shlex.quote(out)}{verify}"
         )
         journal = [self.run.ledger.intend("process", name=f"vdbench on {initiator.name}", marker=parm, host=initiator.name)]
         if initiator.is_local:
@@ -273,11 +276,31 @@ class VdbenchEngine(HostEngine):
         return replace(result, name=plan.name, artifacts=artifacts)
 
     def _fetch(self, initiator: Initiator, remote_dir: str, local_dir: Path) -> Path:
-        packed = initiator.run("cd %s && tar -czf - . | base64 -w0", remote_dir).stdout
+        """The host's output directory copied to local_dir; local_dir is left absent when vdbench made
+        none (it failed before starting), so the console and exit code say why, as for a local run."""
+        packed = initiator.run("if [ -d %s ]; then cd %s && tar -czf - . | base64 -w0; fi", remote_dir, remote_dir).stdout
+        if not packed.strip():
+            return local_dir
         local_dir.mkdir(parents=True, exist_ok=True)
         with tarfile.open(fileobj=io.BytesIO(base64.b64decode(packed)), mode="r:gz") as archive:
             archive.extractall(local_dir, filter="data")
         return local_dir
+
+
+def join_cgroup_shell(cgroup: str) -> str:
+    """Shell that puts itself under `cgroup` (a cgroup v1 directory) unless it already runs there.
+
+    A host that is a network namespace of this machine sees its own sysfs (`ip netns exec` mounts
+    one), without the cgroup mounts: the echo cannot work there, and need not, since connecting the
+    volume put that host's sshd, whose sessions inherit it, under the cgroup already. Elsewhere the
+    echo joins it, or fails and says so in the console."""
+    procs = f"echo $$ > {shlex.quote(f'{cgroup}/cgroup.procs')}"
+    parts = PurePosixPath(cgroup).parts
+    if parts[:4] != ("/", "sys", "fs", "cgroup") or len(parts) < 6:
+        return procs
+    # /proc/self/cgroup of cut, a child of this shell, lists the shell's cgroups: "N:blkio:/iogate-...".
+    member = f"{parts[4]}:/{'/'.join(parts[5:])}"
+    return f"{{ cut -d: -f2- /proc/self/cgroup | grep -qxF {shlex.quote(member)} || {procs}; }}"
 
 
 def _product_errors(out_dir: Path) -> list[Line]:
