@@ -12,9 +12,10 @@ The cgroup's remover hands them back to its parent at the end of the run.
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 from collections.abc import Iterable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from iogate.errors import HostError
 
@@ -61,3 +62,19 @@ def join_namespace(cgroup: str, namespace: str, host: str) -> list[int]:
         raise HostError(f"host {host}: no process in network namespace {namespace} to put under {cgroup} "
                         "(is the lab up? `python -m iogate lab up LAB`)")
     return moved
+
+
+def join_cgroup_shell(cgroup: str) -> str:
+    """Shell that puts itself under `cgroup` (a cgroup v1 directory) unless it already runs there.
+
+    A host that is a network namespace of this machine sees its own sysfs (`ip netns exec` mounts
+    one), without the cgroup mounts: the echo cannot work there, and need not, since connecting the
+    volume put that host's sshd, whose sessions inherit it, under the cgroup already. Elsewhere the
+    echo joins it, or fails and says so in the console."""
+    procs = f"echo $$ > {shlex.quote(f'{cgroup}/cgroup.procs')}"
+    parts = PurePosixPath(cgroup).parts
+    if parts[:4] != ("/", "sys", "fs", "cgroup") or len(parts) < 6:
+        return procs
+    # /proc/self/cgroup of cut, a child of this shell, lists the shell's cgroups: "N:blkio:/iogate-...".
+    member = f"{parts[4]}:/{'/'.join(parts[5:])}"
+    return f"{{ cut -d: -f2- /proc/self/cgroup | grep -qxF {shlex.quote(member)} || {procs}; }}"

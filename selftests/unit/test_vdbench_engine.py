@@ -14,10 +14,11 @@ from iogate.engines.fio.runner import FioEngine
 from iogate.engines.vdbench import health, locate, netns_master
 from iogate.engines.vdbench.opener import open_vdbench
 from iogate.engines.vdbench.parmfile import Unsupported
-from iogate.engines.vdbench.runner import VdbenchEngine, join_cgroup_shell
+from iogate.engines.vdbench.runner import VdbenchEngine
 from iogate.engines.workload import Extent, JobSpec, RateProcess, RunPlan, Verify, WorkloadSpec
 from iogate.errors import EngineError
 from iogate.events.load import fill_plan
+from iogate.hosts.cgroup import join_cgroup_shell
 from iogate.hosts.connectors.base import Connection
 from iogate.hosts.guard import Guard
 from iogate.lab import DeviceIdentity

@@ -28,6 +28,7 @@ from iogate.engines.fio import jobfile, parse
 from iogate.engines.fio.aborts import abort_message
 from iogate.engines.workload import JobSpec, RunPlan
 from iogate.errors import EngineError, HostError
+from iogate.hosts.cgroup import join_cgroup_shell
 from iogate.hosts.guard import Guard, distinct
 from iogate.hosts.initiator import Initiator
 from iogate.metrics.grid import job_grids
@@ -104,7 +105,7 @@ class FioEngine(HostEngine):
         cgroups = {job.target.cgroup for job in jobs if job.target.cgroup}
         if len(cgroups) > 1:
             raise EngineError(f"host {initiator.name}: jobs of one fio process span cgroups {sorted(cgroups)}")
-        join = f"echo $$ > {shlex.quote(cgroups.pop())}/cgroup.procs && " if cgroups else ""
+        join = f"{join_cgroup_shell(cgroups.pop())} && " if cgroups else ""
         limit_s = int(max(j.workload.runtime_s + j.workload.ramp_s for j in jobs)) + GRACE_S
         # Live status only where the output file can be watched as it grows (this machine).
         watch = self.observer is not None and initiator.is_local

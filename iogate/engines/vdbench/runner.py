@@ -31,7 +31,7 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import replace
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from iogate.engines.base import HostEngine, LoadControl, with_targets
 from iogate.engines.vdbench import errorlog, health, parmfile
@@ -51,6 +51,7 @@ from iogate.engines.vdbench.outdir import parse_outdir, stopped_by_errors, to_ru
 from iogate.engines.vdbench.source import Line
 from iogate.engines.workload import RunPlan
 from iogate.errors import EngineError
+from iogate.hosts.cgroup import join_cgroup_shell
 from iogate.hosts.guard import Guard, distinct
 from iogate.hosts.initiator import Initiator
 from iogate.lab import HostConfig
@@ -285,22 +286,6 @@ class VdbenchEngine(HostEngine):
         with tarfile.open(fileobj=io.BytesIO(base64.b64decode(packed)), mode="r:gz") as archive:
             archive.extractall(local_dir, filter="data")
         return local_dir
-
-
-def join_cgroup_shell(cgroup: str) -> str:
-    """Shell that puts itself under `cgroup` (a cgroup v1 directory) unless it already runs there.
-
-    A host that is a network namespace of this machine sees its own sysfs (`ip netns exec` mounts
-    one), without the cgroup mounts: the echo cannot work there, and need not, since connecting the
-    volume put that host's sshd, whose sessions inherit it, under the cgroup already. Elsewhere the
-    echo joins it, or fails and says so in the console."""
-    procs = f"echo $$ > {shlex.quote(f'{cgroup}/cgroup.procs')}"
-    parts = PurePosixPath(cgroup).parts
-    if parts[:4] != ("/", "sys", "fs", "cgroup") or len(parts) < 6:
-        return procs
-    # /proc/self/cgroup of cut, a child of this shell, lists the shell's cgroups: "N:blkio:/iogate-...".
-    member = f"{parts[4]}:/{'/'.join(parts[5:])}"
-    return f"{{ cut -d: -f2- /proc/self/cgroup | grep -qxF {shlex.quote(member)} || {procs}; }}"
 
 
 def _product_errors(out_dir: Path) -> list[Line]:
