@@ -8,7 +8,8 @@ exact cap (cgroup v1 blkio throttle): a flat-out job (queue depth 32) measures i
 not the device's tens of thousands, only if vdbench's slave ran in the volume's
 cgroup, which an SSH session on a namespace host joins through its sshd, not
 through a sysfs it cannot see.
-A vdbench that cannot start there is reported with the host's own words.
+A vdbench that cannot start there is reported with the host's own words. The
+point's working directory on the host is journalled and gone once the results are in.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from iogate.engines.fio.runner import REMOTE_ROOT
 from iogate.engines.vdbench import health
 from iogate.engines.vdbench.runner import VdbenchEngine
 from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
@@ -70,6 +72,12 @@ def test_remote_host_over_ssh_measures_the_volumes_cap(cluster: NetnsCluster) ->
     # loaded machine stretches by a few %. Outside the cgroup the same job runs at tens of thousands.
     assert 0.9 * CAP <= job["read"].iops <= 1.02 * CAP
 
+    # The point's working directory on the host went once its output was fetched, and the ledger says so.
+    work = f"{REMOTE_ROOT}/{cluster.run.run_id}/001-ssh/h1"
+    assert cluster.initiators["h1"].run_unchecked("test -e %s", work).rc == 1
+    journalled = [e for e in cluster.run.ledger.entries.values() if e.kind == "remote" and work in e.attrs["what"]]
+    assert [(e.attrs["host"], e.state) for e in journalled] == [("h1", "released")]
+
 
 def test_a_vdbench_that_cannot_start_on_the_host_is_reported_with_its_words(cluster: NetnsCluster) -> None:
     missing = "/nonexistent/iogate-vdbench"
@@ -80,3 +88,5 @@ def test_a_vdbench_that_cannot_start_on_the_host_is_reported_with_its_words(clus
     message = str(caught.value)
     assert "host h1" in message and "vdbench exited 127" in message, message
     assert f"failed to run command '{missing}/vdbench': No such file or directory" in message, message
+    work = f"{REMOTE_ROOT}/{cluster.run.run_id}/001-nohome/h1"
+    assert cluster.initiators["h1"].run_unchecked("test -e %s", work).rc == 1  # a failed point leaves none either

@@ -1,4 +1,5 @@
-"""vdbench on a remote host: where its vdbench is looked for (on that host, at the lab's `vdbench_home`)."""
+"""vdbench (and fio) on a remote host without one: where its vdbench is looked for, and the working
+directory the run point leaves there (journalled, removed, and removed by cleanup after a crash)."""
 
 from __future__ import annotations
 
@@ -8,15 +9,24 @@ from pathlib import Path
 import pytest
 import testinfra
 
+from iogate.arrays.base import Volume
 from iogate.engines.base import EngineSettings
+from iogate.engines.fio import runner as fio_runner
+from iogate.engines.fio.runner import FioEngine, RemoteWorkdir
 from iogate.engines.vdbench import locate
 from iogate.engines.vdbench.opener import open_vdbench
 from iogate.engines.vdbench.runner import VdbenchEngine
-from iogate.errors import EngineError
+from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
+from iogate.errors import EngineError, HostError
+from iogate.hosts.connectors.base import Connection
 from iogate.hosts.guard import Guard
 from iogate.hosts.initiator import Initiator
-from iogate.lab import HostConfig
+from iogate.lab import DeviceIdentity, HostConfig
 from iogate.run import Run
+from iogate.run.resources import release_all
+
+VOLUME = Volume("v1", 1 << 30, DeviceIdentity(backing_file="/p/v1.img"))
+TARGET = Connection("block", "h1", VOLUME, "/dev/sdb")
 
 
 @dataclass
@@ -106,3 +116,78 @@ def test_the_remote_check_in_a_real_shell(tmp_path: Path, monkeypatch: pytest.Mo
     (home / "vdbench").chmod(0o755)
     monkeypatch.setenv("VDBENCH_JAVA", str(tmp_path / "no-java"))
     assert locate.remote_problem(host, str(home)) == f"no java ({tmp_path / 'no-java'}) on its PATH"
+
+
+# -- 2. the remote working directory -------------------------------------------------------------
+
+def test_a_remote_workdir_is_journalled_before_it_exists_and_removed_over_the_hosts_transport(
+        tmp_path: Path) -> None:
+    run = Run.start(tmp_path, "unit")
+    host = _Host()
+    workdir = RemoteWorkdir(run, _remote(host=host), "001-p")
+    path = f"{fio_runner.REMOTE_ROOT}/{run.run_id}/001-p/h1"
+    assert workdir.path == path
+    records = (run.run_dir / "ledger.jsonl").read_text().splitlines()
+    assert ['"op": "intend"' in r for r in records[1:]] == [True, False] and '"op": "created"' in records[2]
+    (entry,) = run.ledger.open_entries()
+    assert entry.kind == "remote" and entry.attrs["host"] == "h1" and entry.attrs["transport"] == "ssh://root@h1.lab"
+    assert host.commands == [f"mkdir -p {path}"]
+    workdir.remove()
+    assert host.commands[1] == entry.attrs["undo"] and entry.attrs["undo"].startswith(f"rm -rf {path} && ")
+    assert run.ledger.open_entries() == []
+
+
+def test_a_workdir_that_cannot_be_removed_stays_journalled(tmp_path: Path) -> None:
+    """After the point failed (the host may be gone) the point's error is the one raised; otherwise the removal's."""
+    run = Run.start(tmp_path, "unit")
+    host = _Host(answers={"rm -rf": _Said(rc=1, stderr="rm: Read-only file system")})
+    workdir = RemoteWorkdir(run, _remote(host=host), "001-p")
+    workdir.remove(failing=True)
+    assert len(run.ledger.open_entries()) == 1
+    with pytest.raises(HostError, match="Read-only file system"):
+        workdir.remove()
+    assert len(run.ledger.open_entries()) == 1
+
+
+def test_cleanup_removes_a_leftover_workdir_in_a_real_shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A crash between creating the directory and removing it: cleanup runs the journalled script over
+    the journalled transport (local:// here) and removes the run's empty directories with it, not a neighbour's."""
+    root = tmp_path / "remote"
+    monkeypatch.setattr(fio_runner, "REMOTE_ROOT", str(root))
+    run = Run.start(tmp_path / "work", "unit")
+    host = Initiator(config=HostConfig(name="h1", transport="local://"), host=testinfra.get_host("local://"))
+    workdir = RemoteWorkdir(run, host, "001-p")
+    (Path(workdir.path) / "out").mkdir()
+    (Path(workdir.path) / "out" / "flatfile.html").write_text("rows")
+    (root / "other-run").mkdir()
+    assert release_all(run.ledger) == [f"removed working directory {workdir.path} on host h1"]
+    assert sorted(p.name for p in root.iterdir()) == ["other-run"]
+    assert run.ledger.open_entries() == []
+
+
+def test_a_vdbench_that_fails_on_a_remote_host_leaves_no_workdir_there(tmp_path: Path) -> None:
+    """The point fails (vdbench missing there): the working directory still goes, and the failure is vdbench's."""
+    run = Run.start(tmp_path, "unit")
+    host = _Host(answers={"sh -c": _Said(rc=127), "cat ": _Said(stdout="vdbench: not found\n")})
+    engine = VdbenchEngine(run, {"h1": _remote(host=host)}, Guard(allowed=[]), "/opt/vdbench")
+    plan = RunPlan("p", (JobSpec("j", WorkloadSpec("w", runtime_s=5, ramp_s=1), TARGET),))
+    engine.guard.check = lambda *_: None  # type: ignore[method-assign]
+    with pytest.raises(EngineError, match="vdbench exited 127"):
+        engine.run_plan(plan)
+    work = f"{fio_runner.REMOTE_ROOT}/{run.run_id}/001-p/h1"
+    assert any(c.startswith(f"rm -rf {work} && ") for c in host.commands), host.commands
+    assert run.ledger.open_entries() == []
+
+
+def test_fios_per_host_runner_removes_its_remote_workdir_after_a_failed_point(tmp_path: Path) -> None:
+    run = Run.start(tmp_path, "unit")
+    host = _Host(answers={"/proc/stat": _Said(stdout="cpu  10 0 10 80 0 0 0 0 0 0\n"), "timeout --kill-after": _Said(rc=1)})
+    plan = RunPlan("p", (JobSpec("j", WorkloadSpec("w", runtime_s=5), TARGET),))
+    engine = FioEngine(run, {"h1": _remote(host=host)}, Guard(allowed=[]))
+    engine.guard.check = lambda *_: None  # type: ignore[method-assign]
+    with pytest.raises(EngineError, match="fio exited 1 without output"):
+        engine.run_plan(plan)
+    work = f"{fio_runner.REMOTE_ROOT}/{run.run_id}/001-p/h1"
+    assert host.commands[0] == f"mkdir -p {work}"
+    assert any(c.startswith(f"rm -rf {work} && ") for c in host.commands), host.commands
+    assert run.ledger.open_entries() == []

@@ -5,8 +5,10 @@ guard admits every target by identity first; the ledger journals the output
 directory and the vdbench processes (every JVM, master and slaves, carries the
 parmfile path on its command line through VDBENCH_JVM_OPTS, the marker
 `iogate cleanup` kills by) before they exist. vdbench runs on the jobs' host
-(as fio does; on this machine inside a private loopback-only network namespace,
-so the master's wildcard port 5570 is never open on an outside address); a plan
+(as fio does: on a remote host in a working directory there, journalled and
+removed once its output is fetched, fio's RemoteWorkdir; on this machine inside a
+private loopback-only network namespace, so the master's wildcard port 5570 is
+never open on an outside address); a plan
 spanning hosts runs one master in its own network namespace with hd= per host
 (netns_master.py), or is refused without one. On the netns lab (hosts that are
 namespaces of this machine, opener.py) the engine brings that master up at the
@@ -34,6 +36,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from iogate.engines.base import HostEngine, LoadControl, with_targets
+from iogate.engines.fio.runner import RemoteWorkdir
 from iogate.engines.vdbench import errorlog, health, parmfile
 from iogate.engines.vdbench.flatfile import parse_rows
 from iogate.engines.vdbench.locate import vdbench_home
@@ -61,7 +64,6 @@ from iogate.run.resources import marker_pids, release
 
 # JVM start, slave connect and report writing take ~5-10 s around the run itself.
 GRACE_S = 120
-REMOTE_ROOT = "/var/tmp/iogate-remote"
 RD_NAME = parmfile.RD_NAME
 
 
@@ -147,7 +149,7 @@ class VdbenchEngine(HostEngine):
     def _run_host(self, plan: RunPlan, point: str, initiator: Initiator, control: LoadControl | None) -> RunResult:
         """vdbench on the jobs' one host, as fio runs there."""
         local_dir = self.run.path("points", point, initiator.name, "parm.vdb").parent
-        work = str(local_dir) if initiator.is_local else f"{REMOTE_ROOT}/{self.run.run_id}/{point}/{initiator.name}"
+        work = str(local_dir) if initiator.is_local else RemoteWorkdir.path_for(self.run, point, initiator.name)
         if not initiator.is_local and not self.configured_home:
             raise EngineError(f"host {initiator.name}: no vdbench home configured for a remote host (the lab's vdbench "
                               "home names where vdbench is installed there)")
@@ -158,8 +160,15 @@ class VdbenchEngine(HostEngine):
             raise EngineError(f"host {initiator.name}: jobs of one vdbench run span cgroups {sorted(cgroups)}")
         join = f"{join_cgroup_shell(cgroups.pop())} && " if cgroups else ""
         if not initiator.is_local:
-            return self._execute(plan, initiator, local_dir, work, text, home, control, prefix=join, jvm_opts="",
-                                 job_hosts={}, hd_hosts={})
+            workdir = RemoteWorkdir(self.run, initiator, point)
+            try:
+                result = self._execute(plan, initiator, local_dir, workdir.path, text, home, control, prefix=join,
+                                       jvm_opts="", job_hosts={}, hd_hosts={})
+            except BaseException:
+                workdir.remove(failing=True)
+                raise
+            workdir.remove()  # its output directory, console and parmfile are fetched into the run's
+            return result
         # On this machine the master's port 5570 (wildcard address) stays inside a private,
         # loopback-only namespace; master and slaves talk over its lo, the devices are shared.
         namespace = private_namespace(self.run, point)
@@ -235,8 +244,6 @@ class VdbenchEngine(HostEngine):
             release(self.run.ledger, journal[:2])  # the processes and the map files' tmp dir
             if len(journal) > 2:
                 self.run.ledger.released(journal[2])
-            if not initiator.is_local:
-                initiator.run_unchecked("rm -rf %s", f"{work}/tmp")
         console = initiator.run_unchecked("cat %s", f"{work}/console.txt").stdout
         (local_dir / "console.txt").write_text(console)
         logfile = initiator.run_unchecked("cat %s", f"{out}/logfile.html").stdout
