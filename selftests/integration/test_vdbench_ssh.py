@@ -68,9 +68,11 @@ def test_remote_host_over_ssh_measures_the_volumes_cap(cluster: NetnsCluster) ->
     assert (job.name, job.host) == ("vm-h1", "h1")
     assert result.total_iops > 0 and result.errors == 0
     assert len(result.series.samples) >= 3  # per-second intervals after the ramp
-    # The throttle lets no more through; vdbench's average divides by its intervals' wall time, which a
-    # loaded machine stretches by a few %. Outside the cgroup the same job runs at tens of thousands.
-    assert 0.9 * CAP <= job["read"].iops <= 1.02 * CAP
+    # The throttle lets no more through. vdbench counts each interval's I/Os per nominal second, so a
+    # late statistics request moves ~0.1 s of I/O between neighbouring intervals; inside the window that
+    # cancels, at its edges it is ~1.7 % of 6 s (runner.py MIN_RAMP_INTERVALS keeps the systematic one,
+    # interval 2, out). Outside the cgroup the same job runs at tens of thousands.
+    assert abs(job["read"].iops - CAP) <= 0.02 * CAP
 
     # The point's working directory on the host went once its output was fetched, and the ledger says so.
     work = f"{REMOTE_ROOT}/{cluster.run.run_id}/001-ssh/h1"

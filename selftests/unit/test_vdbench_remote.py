@@ -1,5 +1,5 @@
-"""vdbench (and fio) on a remote host without one: where its vdbench is looked for, and the working
-directory the run point leaves there (journalled, removed, and removed by cleanup after a crash)."""
+"""vdbench (and fio) on a remote host: where its vdbench is looked for, the working directory a run
+point leaves there (journalled, removed, and removed by cleanup after a crash), and vdbench's ramp."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from iogate.arrays.base import Volume
 from iogate.engines.base import EngineSettings
 from iogate.engines.fio import runner as fio_runner
 from iogate.engines.fio.runner import FioEngine, RemoteWorkdir
-from iogate.engines.vdbench import locate
+from iogate.engines.vdbench import locate, parmfile
 from iogate.engines.vdbench.opener import open_vdbench
-from iogate.engines.vdbench.runner import VdbenchEngine
+from iogate.engines.vdbench.runner import MIN_RAMP_INTERVALS, VdbenchEngine, vdbench_timed
 from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
 from iogate.errors import EngineError, HostError
 from iogate.hosts.connectors.base import Connection
@@ -191,3 +191,17 @@ def test_fios_per_host_runner_removes_its_remote_workdir_after_a_failed_point(tm
     assert host.commands[0] == f"mkdir -p {work}"
     assert any(c.startswith(f"rm -rf {work} && ") for c in host.commands), host.commands
     assert run.ledger.open_entries() == []
+
+
+# -- 3. the judged window never starts at vdbench's first (late) statistics request ---------------
+
+def test_a_ramp_shorter_than_two_intervals_runs_as_two_and_the_runtime_is_kept() -> None:
+    def plan(ramp_s: float) -> RunPlan:
+        return RunPlan("p", (JobSpec("j", WorkloadSpec("w", runtime_s=8, ramp_s=ramp_s), TARGET),))
+
+    assert MIN_RAMP_INTERVALS == 2
+    for asked, runs in ((0, 0), (0.5, 2), (1, 2), (2, 2), (5, 5)):
+        timed = vdbench_timed(plan(asked)).jobs[0].workload
+        assert (timed.ramp_s, timed.runtime_s) == (runs, 8), asked
+    # warmup = ramp + 1 (parmfile.py): vdbench's window and the runner's then start at interval 3.
+    assert "warmup=3,elapsed=7" in parmfile.render(vdbench_timed(plan(1)).jobs, monitor_file="m")
