@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from iogate.engines.fio.runner import REMOTE_ROOT
 from iogate.engines.vdbench import health
 from iogate.engines.vdbench.runner import VdbenchEngine
 from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
 from iogate.errors import EngineError
+from iogate.hosts.workdir import REMOTE_ROOT
 from iogate.lab import QoS
 from selftests.netns_cluster import NetnsCluster, netns_cluster
 from selftests.vdbench_home import require_vdbench

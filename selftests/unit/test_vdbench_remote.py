@@ -11,16 +11,17 @@ import testinfra
 
 from iogate.arrays.base import Volume
 from iogate.engines.base import EngineSettings
-from iogate.engines.fio import runner as fio_runner
-from iogate.engines.fio.runner import FioEngine, RemoteWorkdir
+from iogate.engines.fio.runner import FioEngine
 from iogate.engines.vdbench import locate, parmfile
 from iogate.engines.vdbench.opener import open_vdbench
 from iogate.engines.vdbench.runner import MIN_RAMP_INTERVALS, VdbenchEngine, vdbench_timed
 from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
 from iogate.errors import EngineError, HostError
+from iogate.hosts import workdir as remote_workdir
 from iogate.hosts.connectors.base import Connection
 from iogate.hosts.guard import Guard
 from iogate.hosts.initiator import Initiator
+from iogate.hosts.workdir import RemoteWorkdir
 from iogate.lab import DeviceIdentity, HostConfig
 from iogate.run import Run
 from iogate.run.resources import release_all
@@ -125,7 +126,7 @@ def test_a_remote_workdir_is_journalled_before_it_exists_and_removed_over_the_ho
     run = Run.start(tmp_path, "unit")
     host = _Host()
     workdir = RemoteWorkdir(run, _remote(host=host), "001-p")
-    path = f"{fio_runner.REMOTE_ROOT}/{run.run_id}/001-p/h1"
+    path = f"{remote_workdir.REMOTE_ROOT}/{run.run_id}/001-p/h1"
     assert workdir.path == path
     records = (run.run_dir / "ledger.jsonl").read_text().splitlines()
     assert ['"op": "intend"' in r for r in records[1:]] == [True, False] and '"op": "created"' in records[2]
@@ -153,7 +154,7 @@ def test_cleanup_removes_a_leftover_workdir_in_a_real_shell(tmp_path: Path, monk
     """A crash between creating the directory and removing it: cleanup runs the journalled script over
     the journalled transport (local:// here) and removes the run's empty directories with it, not a neighbour's."""
     root = tmp_path / "remote"
-    monkeypatch.setattr(fio_runner, "REMOTE_ROOT", str(root))
+    monkeypatch.setattr(remote_workdir, "REMOTE_ROOT", str(root))
     run = Run.start(tmp_path / "work", "unit")
     host = Initiator(config=HostConfig(name="h1", transport="local://"), host=testinfra.get_host("local://"))
     workdir = RemoteWorkdir(run, host, "001-p")
@@ -174,7 +175,7 @@ def test_a_vdbench_that_fails_on_a_remote_host_leaves_no_workdir_there(tmp_path:
     engine.guard.check = lambda *_: None  # type: ignore[method-assign]
     with pytest.raises(EngineError, match="vdbench exited 127"):
         engine.run_plan(plan)
-    work = f"{fio_runner.REMOTE_ROOT}/{run.run_id}/001-p/h1"
+    work = f"{remote_workdir.REMOTE_ROOT}/{run.run_id}/001-p/h1"
     assert any(c.startswith(f"rm -rf {work} && ") for c in host.commands), host.commands
     assert run.ledger.open_entries() == []
 
@@ -187,7 +188,7 @@ def test_fios_per_host_runner_removes_its_remote_workdir_after_a_failed_point(tm
     engine.guard.check = lambda *_: None  # type: ignore[method-assign]
     with pytest.raises(EngineError, match="fio exited 1 without output"):
         engine.run_plan(plan)
-    work = f"{fio_runner.REMOTE_ROOT}/{run.run_id}/001-p/h1"
+    work = f"{remote_workdir.REMOTE_ROOT}/{run.run_id}/001-p/h1"
     assert host.commands[0] == f"mkdir -p {work}"
     assert any(c.startswith(f"rm -rf {work} && ") for c in host.commands), host.commands
     assert run.ledger.open_entries() == []

@@ -3,7 +3,7 @@
 Each host gets one job file with its jobs and runs one fio process (hosts run in
 parallel threads). The guard checks every target first; fio is journalled in the
 ledger (its job file path is the marker cleanup kills by). On a remote host the
-job file, output and logs live in a working directory there (RemoteWorkdir),
+job file, output and logs live in a working directory there (iogate/hosts/workdir.py),
 journalled as that host's resource and removed once the results are fetched.
 """
 
@@ -30,14 +30,13 @@ from iogate.engines.fio import jobfile, parse
 from iogate.engines.fio.aborts import abort_message
 from iogate.engines.workload import JobSpec, RunPlan
 from iogate.errors import EngineError, HostError
-from iogate.hosts import remote
 from iogate.hosts.cgroup import join_cgroup_shell
 from iogate.hosts.guard import Guard, distinct
 from iogate.hosts.initiator import Initiator
+from iogate.hosts.workdir import RemoteWorkdir
 from iogate.metrics.grid import job_grids
 from iogate.metrics.types import HistSample, JobResult, JobSpan, RunResult, Sample, Series
 from iogate.run import Run
-from iogate.run.ledger import Entry
 from iogate.run.resources import release
 from iogate.units import ns_to_us
 
@@ -48,49 +47,10 @@ KILL_AFTER_S = 10
 # A fio stuck in uninterruptible I/O (a frozen or dead array) survives even KILL, and `timeout` waits
 # for it: the engine waits this long after the KILL, then reports the hang instead of hanging too.
 STUCK_S = 20
-REMOTE_ROOT = "/var/tmp/iogate-remote"
 _SIGNAL = re.compile(r"got signal=\d+")
 # `timeout` exits 124 when it stopped fio with TERM; 137 when KILL was needed, the same as a fio
 # killed by anyone else, so that one counts only once the deadline has passed.
 _TIMED_OUT, _TIMED_OUT_KILLED = 124, 137
-
-
-class RemoteWorkdir:
-    """A run point's working directory on a remote host: REMOTE_ROOT/<run>/<point>/<host>.
-
-    Journalled in the run's ledger as a resource of that host (kind "remote", with the script
-    that removes it) before it exists, and removed over the host's transport by remove() once
-    the point's results are fetched; after a crash `iogate cleanup` runs the same script (the
-    "remote" remover, iogate/hosts/remote.py, over the journalled transport). The
-    run's and the point's directories go with the last host's, and only when empty: other
-    hosts of the point, or other points, may still be using them."""
-
-    def __init__(self, run: Run, initiator: Initiator, point: str) -> None:
-        self.run = run
-        self.initiator = initiator
-        self.path = self.path_for(run, point, initiator.name)
-        self.point_dir = f"{REMOTE_ROOT}/{run.run_id}/{point}"
-        undo = (f"rm -rf {shlex.quote(self.path)} && {{ rmdir {shlex.quote(self.point_dir)} "
-                f"{shlex.quote(f'{REMOTE_ROOT}/{run.run_id}')} 2>/dev/null; true; }}")
-        self.entry: Entry = remote.intend(run.ledger, initiator, f"working directory {self.path}", undo)
-        initiator.run("mkdir -p %s", self.path)
-        run.ledger.created(self.entry)
-
-    @staticmethod
-    def path_for(run: Run, point: str, host: str) -> str:
-        return f"{REMOTE_ROOT}/{run.run_id}/{point}/{host}"
-
-    def remove(self, *, failing: bool = False) -> None:
-        """Remove it now. `failing`: the point already failed (perhaps the host is gone); a directory
-        that cannot be removed then stays journalled for cleanup, and the point's own error is the one raised."""
-        # Over the session's own transport: the remover (cleanup's way) would open a new one per call.
-        try:
-            self.initiator.run(self.entry.attrs["undo"])
-        except HostError:
-            if not failing:
-                raise
-            return
-        self.run.ledger.released(self.entry)
 
 
 class _Hung(EngineError):

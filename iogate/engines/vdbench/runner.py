@@ -6,7 +6,7 @@ directory and the vdbench processes (every JVM, master and slaves, carries the
 parmfile path on its command line through VDBENCH_JVM_OPTS, the marker
 `iogate cleanup` kills by) before they exist. vdbench runs on the jobs' host
 (as fio does: on a remote host in a working directory there, journalled and
-removed once its output is fetched, fio's RemoteWorkdir; on this machine inside a
+removed once its output is fetched (iogate/hosts/workdir.py); on this machine inside a
 private loopback-only network namespace, so the master's wildcard port 5570 is
 never open on an outside address); a plan
 spanning hosts runs one master in its own network namespace with hd= per host
@@ -36,7 +36,6 @@ from dataclasses import replace
 from pathlib import Path
 
 from iogate.engines.base import HostEngine, LoadControl, with_targets
-from iogate.engines.fio.runner import RemoteWorkdir
 from iogate.engines.vdbench import errorlog, health, parmfile
 from iogate.engines.vdbench.flatfile import parse_rows
 from iogate.engines.vdbench.locate import vdbench_home
@@ -57,6 +56,7 @@ from iogate.errors import EngineError
 from iogate.hosts.cgroup import join_cgroup_shell
 from iogate.hosts.guard import Guard, distinct
 from iogate.hosts.initiator import Initiator
+from iogate.hosts.workdir import RemoteWorkdir
 from iogate.lab import HostConfig
 from iogate.metrics.types import RunResult
 from iogate.run import Run
