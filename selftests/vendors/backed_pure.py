@@ -55,11 +55,12 @@ class BackedPure(FakePure):
         )
 
     def _volumes(self, request: Request, q: dict[str, list[str]]) -> Reply:
-        # A copy over a volume (the driver's restore) would need the guest's LV rolled back, which the backing
-        # does not do: refused loudly rather than answered as done over unchanged data (contract depth tests it).
-        if request.method == "POST" and q.get("overwrite") == ["true"]:
-            return self._error(400, ",".join(q.get("names", [])), "restore is not emulated in the lab VM (contract depth only)")
-        return super()._volumes(request, q)
+        reply = super()._volumes(request, q)
+        if request.method == "POST" and q.get("overwrite") == ["true"] and reply.status < 300:
+            # A copy over a volume (the driver's restore): the guest's LV gets the source's blocks before the answer.
+            name, source = self.restores[-1]
+            self.backing.overwrite(name, source)
+        return reply
 
     def _arrays(self, request: Request, q: dict[str, list[str]]) -> Reply:
         return self._items([{"name": "fa-emulated", "id": "5e8f3f4c-0000-4000-8000-0000000000e1", "os": "Purity//FA", "version": "6.7.1"}])

@@ -265,6 +265,23 @@ class GuestBacking:
             f"lvcreate -q -y -s -n {lv} {self.vg}/{self.lv_of[vol]} >/dev/null",
         )
 
+    def overwrite(self, vol: str, source: str) -> None:
+        """A copy over a live volume (a vendor's restore from a snapshot, or a copy of another volume): the
+        source's blocks are written over the volume's LV in the guest before the fake answers; the LV and so its
+        LUN / namespace and identity stay. A thin snapshot is created with LVM's activation skip, so it is
+        activated for the copy and deactivated again."""
+        if source in self.state.snapshots:
+            src, activate = lv_name(f"emu-snap-{source}"), True
+        elif source in self.lv_of:
+            src, activate = self.lv_of[source], False
+        else:
+            raise ValueError(f"emulated array: no snapshot or volume {source} to copy over {vol}")
+        path = f"{self.vg}/{src}"
+        copy = f"dd if=/dev/{path} of=/dev/{self.vg}/{self.lv_of[vol]} bs=1M iflag=direct oflag=direct conv=fsync status=none"
+        if activate:
+            copy = f"lvchange -q -ay -K {path} && {{ {copy}; rc=$?; lvchange -q -an {path}; exit $rc; }}"
+        self.target.sh(copy)
+
     def _replica_paths(self, rep: str) -> tuple[str, str]:
         lv = lv_name(f"emu-rep-{rep}")
         return lv, f"/run/iogate-emu-{lv}"

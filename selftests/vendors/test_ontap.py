@@ -17,6 +17,7 @@ from iogate.errors import ArrayError
 from iogate.run import Run
 from selftests.vendors.conftest import INITIATORS, PASSWORD_ENV, make_lab
 from selftests.vendors.contract_openapi import OpenApiContract, load_spec
+from selftests.vendors.failures import failed_mapping_test
 from selftests.vendors.fake_ontap import FakeOntap
 from selftests.vendors.refusals import assert_refusals
 from selftests.vendors.server import ContractServer, Fault, Request
@@ -379,25 +380,9 @@ def test_dedupe_off_on_the_flexvol_is_the_reason_given(
 
 
 # -- half-done provisioning: the host mapping fails after the LUN was made -----------------------------------------
-@pytest.mark.parametrize(
-    ("fault", "says"),
-    [
-        (Fault("POST", r"/api/protocols/san/lun-maps$", status=503, after_app=True), "HTTP 503"),  # made, the answer lost
-        (Fault("POST", r"/api/protocols/san/lun-maps$", status=500), "HTTP 500"),  # refused by the cluster
-        (Fault("POST", r"/api/protocols/san/lun-maps$", hang=True), "no answer: timed out"),
-    ],
-    ids=["lost-answer", "refused", "timeout"],
+test_a_failed_mapping_names_the_call_is_not_repeated_and_leaks_nothing = failed_mapping_test(
+    make_driver,
+    r"/api/protocols/san/lun-maps$",
+    error=r"POST /protocols/san/lun-maps lun \S+vol0 igroup \S+h1_iscsi",
+    leftovers=lambda fake: {"luns": fake.objects["luns"], "igroups": fake.objects["igroups"], "lun_maps": fake.lun_maps},
 )
-def test_a_failed_mapping_names_the_call_is_not_repeated_and_leaks_nothing(
-    tmp_path: Path, server: ContractServer, array: FakeOntap, run: Run, monkeypatch: pytest.MonkeyPatch, fault: Fault, says: str
-) -> None:
-    from iogate.run.resources import release_all
-
-    driver = make_driver(tmp_path, server, run, monkeypatch, timeout_s=5)  # the timeout case: any timeout will do
-    server.inject(fault)
-    with pytest.raises(ArrayError, match=rf"POST /protocols/san/lun-maps lun \S+vol0 igroup \S+h1_iscsi: {says}"):
-        driver.create_volume("vol0", 1 << 30)
-    assert server.calls().count("POST /api/protocols/san/lun-maps") == 1  # a write is not repeated
-    release_all(run.ledger)  # what `iogate cleanup` runs on the journal
-    assert array.objects["luns"] == {} and array.objects["igroups"] == {} and array.lun_maps == []
-    assert run.ledger.open_entries() == []

@@ -21,6 +21,7 @@ from iogate.run import Run
 from iogate.run.ledger import Ledger
 from selftests.vendors.conftest import INITIATORS, PASSWORD_ENV, make_lab
 from selftests.vendors.contract_md import PowerStoreContract
+from selftests.vendors.failures import failed_mapping_test
 from selftests.vendors.fake_powerstore import FakePowerStore
 from selftests.vendors.refusals import assert_refusals
 from selftests.vendors.server import ContractServer, Fault, Reply, Request
@@ -326,27 +327,12 @@ def test_what_the_driver_does_not_offer_is_refused_naming_driver_operation_and_w
 
 
 # -- half-done provisioning: the host mapping fails after the volume was made --------------------------------------
-@pytest.mark.parametrize(
-    ("fault", "says"),
-    [
-        (Fault("POST", r"/attach$", status=503, after_app=True), "HTTP 503"),  # made on the array, the answer lost
-        (Fault("POST", r"/attach$", status=500), "HTTP 500"),  # refused by the array
-        (Fault("POST", r"/attach$", hang=True), "no answer: timed out"),
-    ],
-    ids=["lost-answer", "refused", "timeout"],
+test_a_failed_mapping_names_the_call_is_not_repeated_and_leaks_nothing = failed_mapping_test(
+    make_driver,
+    r"/attach$",
+    error=r"POST /volume/\{id\}/attach volume \S+vol0 host \S+h1-iscsi",
+    leftovers=lambda fake: {"volumes": fake.volumes, "hosts": fake.hosts, "mappings": fake.mappings},
 )
-def test_a_failed_mapping_names_the_call_is_not_repeated_and_leaks_nothing(
-    tmp_path: Path, server: ContractServer, array: FakePowerStore, run: Run, monkeypatch: pytest.MonkeyPatch, fault: Fault, says: str
-) -> None:
-    from iogate.run.resources import release_all
-
-    driver = make_driver(tmp_path, server, run, monkeypatch, timeout_s=5)  # the timeout case: any timeout will do
-    server.inject(fault)
-    with pytest.raises(ArrayError, match=rf"POST /volume/\{{id\}}/attach volume \S+vol0 host \S+h1-iscsi: {says}"):
-        driver.create_volume("vol0", 1 << 30)
-    assert len([c for c in server.calls() if c.endswith("/attach")]) == 1  # a write is not repeated
-    release_all(run.ledger)  # what `iogate cleanup` runs on the journal
-    assert array.volumes == {} and array.hosts == {} and array.mappings == [] and run.ledger.open_entries() == []
 
 
 def test_a_session_that_ends_between_two_pages_is_renewed_and_the_list_read_whole(

@@ -19,6 +19,7 @@ from iogate.run import Run
 from iogate.run.resources import release_all
 from selftests.vendors.conftest import INITIATORS, PASSWORD_ENV, make_lab
 from selftests.vendors.contract_openapi import OpenApiContract, load_spec
+from selftests.vendors.failures import failed_mapping_test
 from selftests.vendors.fake_pure import FakePure
 from selftests.vendors.refusals import assert_refusals
 from selftests.vendors.server import ContractServer, Fault, Request
@@ -350,25 +351,12 @@ def test_what_the_driver_does_not_offer_is_refused_naming_driver_operation_and_w
 
 
 # -- half-done provisioning: the host mapping fails after the volume was made --------------------------------------
-@pytest.mark.parametrize(
-    ("fault", "says"),
-    [
-        (Fault("POST", r"/connections$", status=503, after_app=True), "HTTP 503"),  # made on the array, the answer lost
-        (Fault("POST", r"/connections$", status=500), "HTTP 500"),  # refused by the array
-        (Fault("POST", r"/connections$", hang=True), "no answer: timed out"),
-    ],
-    ids=["lost-answer", "refused", "timeout"],
+test_a_failed_mapping_names_the_call_is_not_repeated_and_leaks_nothing = failed_mapping_test(
+    make_driver,
+    r"/connections$",
+    error=r"POST /connections volume \S+vol0 host \S+h1-iscsi",
+    leftovers=lambda fake: {"volumes": fake.volumes, "hosts": fake.hosts, "connections": fake.connections},
 )
-def test_a_failed_mapping_names_the_call_is_not_repeated_and_leaks_nothing(
-    tmp_path: Path, server: ContractServer, array: FakePure, run: Run, monkeypatch: pytest.MonkeyPatch, fault: Fault, says: str
-) -> None:
-    driver = make_driver(tmp_path, server, run, monkeypatch, timeout_s=5)  # the timeout case: any timeout will do
-    server.inject(fault)
-    with pytest.raises(ArrayError, match=rf"POST /connections volume \S+vol0 host \S+h1-iscsi: {says}"):
-        driver.create_volume("vol0", 1 << 30)
-    assert server.calls().count("POST /api/2.56/connections") == 1  # a write is not repeated
-    release_all(run.ledger)  # what `iogate cleanup` runs on the journal
-    assert array.volumes == {} and array.hosts == {} and array.connections == [] and run.ledger.open_entries() == []
 
 
 def test_a_session_that_ends_between_two_pages_is_renewed_and_the_list_read_whole(

@@ -40,6 +40,13 @@ def sessions(guest: Initiator) -> str:
     return guest.run("iscsiadm -m session 2>/dev/null; iscsiadm -m node 2>/dev/null; ls /sys/class/nvme 2>/dev/null; true").stdout.strip()
 
 
+def assert_nothing_left(vendor: Vendor, fake: Any, emulated: GuestBacking, guest: Initiator) -> None:
+    """No object on the fake array, none of its objects in the guest, no session or controller on the host."""
+    assert vendor.leftovers(fake) == {}
+    assert emulated.leftovers() == ""
+    assert sessions(guest) == ""
+
+
 def kernel_identity(guest: Initiator, device: str, protocol: str) -> str:
     facts = identity.read_identity(guest, device)
     return facts["device/wwid"] if protocol == "iscsi" else facts["nguid"]
@@ -103,9 +110,34 @@ def test_chain_with_snapshot_and_replication_under_load(
     finally:
         connector.disconnect(guest, connection)
         driver.teardown()
-    assert vendor.leftovers(fake) == {}
-    assert emulated.leftovers() == ""
-    assert sessions(guest) == ""
+    assert_nothing_left(vendor, fake, emulated, guest)
+
+
+@pytest.mark.parametrize("vendor", ["pure"], indirect=True)  # the one driver with RESTORE
+def test_restore_from_a_snapshot_brings_back_the_blocks_the_host_wrote(
+    vendor: Vendor, lab: Lab, fake: Any, emulated: GuestBacking, guest: Initiator
+) -> None:
+    run = Run.start(lab.workdir, "vendor-behaviour")
+    driver = make_driver(vendor, lab, run)
+    driver.setup()
+    protocol = lab.protocol(vendor.protocol)
+    connector = registry.connector_class(protocol.connector)(protocol, run)
+    volume = driver.create_volume("rs0", VOLUME_BYTES, export=vendor.protocol)
+    connection = connector.connect(guest, volume)
+    head = f"dd if={connection.filename} bs=1M count=8 iflag=direct status=none | md5sum"
+    try:
+        guest.run("dd if=/dev/urandom of=%s bs=1M count=8 oflag=direct status=none", connection.filename)
+        written = guest.run(head).stdout.split()[0]
+        snapshot = driver.snapshot_create(volume, "before")
+        guest.run("dd if=/dev/zero of=%s bs=1M count=8 oflag=direct status=none", connection.filename)
+        assert guest.run(head).stdout.split()[0] != written
+        driver.snapshot_restore(volume, snapshot)
+        assert guest.run(head).stdout.split()[0] == written  # through the same session: name, LUN and identity kept
+        driver.snapshot_delete(snapshot)
+    finally:
+        connector.disconnect(guest, connection)
+        driver.teardown()
+    assert_nothing_left(vendor, fake, emulated, guest)
 
 
 CHILD = textwrap.dedent(
@@ -162,6 +194,4 @@ def test_cleanup_after_sigkill_leaves_nothing_on_the_array_or_in_the_guest(
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert canary not in done.stdout + done.stderr
-    assert vendor.leftovers(fake) == {}
-    assert emulated.leftovers() == ""
-    assert sessions(guest) == ""
+    assert_nothing_left(vendor, fake, emulated, guest)
