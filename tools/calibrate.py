@@ -119,6 +119,7 @@ def run_together(families: list[str], lab: Path, spec: Path, profile: str, rows_
             raise SystemExit(f"calibrate: verdict row of {row['test']} belongs to none of {families}")
         with (rows_dir / f"{family}.jsonl").open("a") as sink:
             sink.write(json.dumps(row) + "\n")
+    out.unlink()
     return result
 
 
@@ -182,7 +183,8 @@ def record(results: dict[str, dict[str, Observed]], runs: dict[str, list[tuple[i
         f"# Calibration record of {args.spec}",
         "",
         f"Taken {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} with `python tools/calibrate.py --n {args.n} "
-        f"{' '.join(f'--n-for {item}' for item in args.n_for)} --families {','.join(results)} --profile {args.profile} "
+        f"{' '.join(f'--n-for {item}' for item in args.n_for)}{' --together' if getattr(args, 'together', False) else ''} "
+        f"--families {','.join(results)} --profile {args.profile} "
         f"--lab {args.lab.name}` on {os.uname().nodename} "
         f"({os.cpu_count()} CPUs).",
         f"Machine load while it ran: {'; '.join(loads)}.",

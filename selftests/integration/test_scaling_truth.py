@@ -13,8 +13,8 @@ every job a server forks is then throttled per device, i.e. per host. Then:
     h3, and only h3;
   * caps lifted: every step runs far beyond the caps (uncapped speed is no ground truth for naming hosts).
 
-Verdicts come from the shipped criteria/local.yaml bounds (the spec of this machine's labs) through the same glue
-the acceptance test uses (criteria/scaling_family.py).
+Verdicts come from the shipped criteria/netns.yaml bounds (the spec of the netns lab, calibrated on it) through
+the same glue the acceptance test uses (criteria/scaling_family.py).
 """
 
 from __future__ import annotations
@@ -123,7 +123,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
 
 @pytest.fixture(scope="module")
 def family() -> FamilySpec:
-    return load_named("local").for_family("scaling")
+    return load_named("netns").for_family("scaling")
 
 
 def test_equal_caps_scale_linearly_up_to_the_declared_limit(cluster: Cluster, family: FamilySpec) -> None:

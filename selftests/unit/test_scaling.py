@@ -176,7 +176,7 @@ def test_against_median_adds_the_reference_and_refuses_a_host_named_like_it() ->
 
 
 # -- verdicts with the shipped spec's bounds ----------------------------------------------------
-@pytest.fixture(params=["poc", "nightly", "local"])
+@pytest.fixture(params=["poc", "nightly", "netns"])
 def family(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
     return load_named(request.param).for_family("scaling")
 
@@ -215,7 +215,7 @@ def test_datapath_efficiency_against_the_declared_limit(family) -> None:  # type
 
 def test_stepping_verdicts_judge_the_named_checks_and_a_spec_with_unknown_ones_does_not_load(tmp_path: Path) -> None:
     results = stepping({"h1": 1000, "h2": 1000, "h3": 300, "h4": 1000}, {2: 1000, 4: 1000})
-    verdicts = stepping_verdicts(load_named("local").for_family("scaling"), results)
+    verdicts = stepping_verdicts(load_named("netns").for_family("scaling"), results)
     assert [v.criterion for v in verdicts] == [SLOW_HOST, LINEAR]
     assert [v.passed for v in verdicts] == [False, True]
     spec = tmp_path / "spec.yaml"

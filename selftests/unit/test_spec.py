@@ -20,11 +20,17 @@ def write(tmp_path: Path, text: str) -> Path:
     return path
 
 
-@pytest.mark.parametrize("name", ["poc", "nightly", "local"])
-def test_shipped_specs_load_and_cover_every_family(name: str) -> None:
+# A procurement spec covers every family; a lab's spec the families calibrated on that lab (the local lab has
+# one host: no scaling; the netns lab's calibration took baseline, sweep, tiles and scaling).
+COVERS = {"poc": set(FAMILIES), "nightly": set(FAMILIES), "local": set(FAMILIES) - {"scaling"},
+          "netns": {"baseline", "sweep", "tiles", "scaling"}}
+
+
+@pytest.mark.parametrize("name", sorted(COVERS))
+def test_shipped_specs_load_and_cover_their_families(name: str) -> None:
     spec = load_named(name)
-    assert set(spec.families) == set(FAMILIES)
-    for family in FAMILIES:
+    assert set(spec.families) == COVERS[name]
+    for family in COVERS[name]:
         assert len(spec.for_family(family)) >= 1
 
 
