@@ -1,0 +1,112 @@
+"""The machinery of the spec-catches self-tests: run an acceptance family on an edited copy of a lab with
+a degradation injected into what the run itself started, and read its verdicts back.
+
+Used by selftests/integration/test_local_spec_catches.py (criteria/local.yaml on the local lab) and
+selftests/integration/test_netns_spec_catches.py (criteria/netns.yaml on a copy of the netns lab).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+LOCAL_LAB = ROOT / "labs" / "local.yaml"
+
+
+def our_processes(workdir: Path, name: str, also: str = "") -> list[int]:
+    """PIDs of processes named `name` whose command line holds this test's workdir (and `also`): never another run's."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        text = b" ".join(argv).decode(errors="replace")
+        if argv and Path(argv[0].decode(errors="replace")).name == name and str(workdir) in text and also in text:
+            pids.append(int(entry.name))
+    return pids
+
+
+class Stall:
+    """SIGSTOP the run's own `name` processes `after_s` after a matching one appears, SIGCONT `for_s` later."""
+
+    def __init__(self, name: str, *, after_s: float, for_s: float, trigger: str = "fio", also: str = "") -> None:
+        self.name, self.after_s, self.for_s, self.trigger, self.also = name, after_s, for_s, trigger, also
+        self.stopped: list[int] = []
+
+    def start(self, workdir: Path) -> threading.Thread:
+        def run() -> None:
+            deadline = time.monotonic() + 300
+            while not our_processes(workdir, "fio", self.also) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            time.sleep(self.after_s)
+            self.stopped = our_processes(workdir, self.name)
+            print(f"stall: SIGSTOP {self.name} {self.stopped} for {self.for_s:g} s", flush=True)
+            for pid in self.stopped:
+                os.kill(pid, signal.SIGSTOP)
+            time.sleep(self.for_s)
+            for pid in self.stopped:
+                try:
+                    os.kill(pid, signal.SIGCONT)
+                except ProcessLookupError:
+                    pass
+
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        return thread
+
+
+def run_family(tmp_path: Path, family: str, *, lab_edit: Callable[[dict[str, Any]], None] | None = None,
+               args: tuple[str, ...] = (), stall: Stall | None = None, base: Path = LOCAL_LAB) -> dict[str, list[dict[str, Any]]]:
+    """Run one acceptance family on an edited copy of a lab file (`base`, the local lab unless given) whose
+    workdir is the test's; verdict rows per check (name without [..])."""
+    workdir = tmp_path / "work"
+    lab = yaml.safe_load(base.read_text())
+    lab["workdir"] = str(workdir)
+    if lab_edit:
+        lab_edit(lab)
+    lab_file = tmp_path / "lab.yaml"
+    lab_file.write_text(yaml.safe_dump(lab, sort_keys=False))
+    out = tmp_path / "verdicts.jsonl"
+    argv = [sys.executable, "-m", "pytest", "tests", "-m", family, "--lab", str(lab_file), "--profile", "smoke",
+            "--verdicts-jsonl", str(out), "-q", "-p", "no:cacheprovider", *args]
+    thread = stall.start(workdir) if stall else None
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    if thread:
+        thread.join(timeout=60)
+    rows: dict[str, list[dict[str, Any]]] = {}
+    for line in out.read_text().splitlines() if out.exists() else []:
+        row = json.loads(line)
+        rows.setdefault(row["criterion"].split("[", 1)[0], []).append(row)
+    assert rows, f"no verdicts: the family did not reach a judgement\n{done.stdout[-3000:]}"
+    return rows
+
+
+def failed(rows: dict[str, list[dict[str, Any]]]) -> set[str]:
+    return {name for name, verdicts in rows.items() if any(not v["passed"] for v in verdicts)}
+
+
+def details(rows: dict[str, list[dict[str, Any]]], check: str) -> str:
+    return " | ".join(f"measured {v['measured']} bound {v['bound']}: {v['detail']}" for v in rows[check] if not v["passed"])
+
+
+def assert_caught(rows: dict[str, list[dict[str, Any]]], target: set[str], also: frozenset[str] | set[str] = frozenset()) -> None:
+    """The target checks fail; nothing fails beyond them and the checks the same degradation also
+    trips by construction (`also`, each named in the test)."""
+    failing = failed(rows)
+    report = {name: details(rows, name) for name in failing}
+    assert target <= failing, f"not caught: {sorted(target - failing)}; failed: {report}"
+    assert failing <= target | also, f"failed beyond the expected: {sorted(failing - target - also)}; {report}"
