@@ -39,7 +39,8 @@ def read_identity(initiator: Initiator, device: str) -> dict[str, str]:
     return facts
 
 
-def _norm(value: str) -> str:
+def normalized(value: str) -> str:
+    """An identity as bare lowercase hex: no naa./eui./nvme./uuid. prefix, no dashes."""
     # Linux shows an NVMe namespace with a UUID as wwid "uuid.<uuid>" (ONTAP's namespace identity).
     text = value.strip().lower()
     for prefix in ("naa.", "eui.", "nvme.", "uuid."):
@@ -52,11 +53,11 @@ def matches(facts: dict[str, str], identity: DeviceIdentity) -> bool:
     if identity.backing_file:
         return facts.get("loop/backing_file") == identity.backing_file
     if identity.wwn:
-        wanted = _norm(identity.wwn)
-        return any(_norm(facts.get(k, "")).endswith(wanted) for k in ("wwid", "device/wwid")) if wanted else False
+        wanted = normalized(identity.wwn)
+        return any(normalized(facts.get(k, "")).endswith(wanted) for k in ("wwid", "device/wwid")) if wanted else False
     if identity.nguid:
-        wanted = _norm(identity.nguid)
-        return any(_norm(facts.get(k, "")) == wanted for k in ("nguid", "eui", "wwid"))
+        wanted = normalized(identity.nguid)
+        return any(normalized(facts.get(k, "")) == wanted for k in ("nguid", "eui", "wwid"))
     if identity.serial:
         return any(facts.get(k, "").strip() == identity.serial for k in ("device/serial", "serial"))
     return False

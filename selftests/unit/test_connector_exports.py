@@ -8,6 +8,7 @@ error a volume without the connector's record gets.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -17,7 +18,7 @@ import pytest
 from iogate.arrays.base import Volume
 from iogate.arrays.exports import BlockExport, FcExport, IscsiExport, NfsExport, NvmeTcpExport
 from iogate.errors import HostError
-from iogate.hosts.connectors import scan
+from iogate.hosts.connectors import scan, sessions
 from iogate.hosts.connectors.base import Connection
 from iogate.hosts.connectors.block import BlockConnector
 from iogate.hosts.connectors.fc import FcConnector
@@ -45,6 +46,12 @@ class FakeHost:
     def run(self, line: str) -> Any:
         self.lines.append(line)
         stdout = self.advertised if "discover" in line else ""
+        login = next((x.split() for x in self.lines if x.startswith("iscsiadm -m node") and x.endswith(" -l")), None)
+        if line.startswith("iscsiadm -m session") and login:
+            stdout = f"tcp: [1] {login[6]},1 {login[4]} (non-flash)\n"
+        connect = next((x.split() for x in self.lines if x.startswith("nvme connect")), None)
+        if "/sys/class/nvme/nvme*" in line and connect:  # the controller listing, once connected
+            stdout = f"nvme0\ttcp\t{connect[9]}\ttraddr={connect[5]},trsvcid={connect[7]}\thost\n"
         return SimpleNamespace(command=line, rc=0, stdout=stdout, stderr="")
 
 
@@ -53,8 +60,10 @@ def initiator(host: FakeHost) -> Initiator:
 
 
 @pytest.fixture
-def run(tmp_path: Path) -> Run:
-    return Run.start(tmp_path, "connectors")
+def run(tmp_path: Path) -> Iterator[Run]:
+    yield Run.start(tmp_path, "connectors")
+    # Runs started in one second by one process share a run id: no test sees another's sessions.
+    sessions._open.clear()
 
 
 @pytest.fixture
@@ -63,7 +72,7 @@ def found(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
     calls: list[dict[str, Any]] = []
 
     def device_connection(protocol: str, initiator: Initiator, volume: Volume, timeout_s: float, what: str,
-                          details: dict[str, Any] | None = None) -> Connection:
+                          details: dict[str, Any] | None = None, rescan: str | None = None) -> Connection:
         calls.append({"what": what, "details": details})
         return Connection.to_device(protocol, initiator.name, volume, "/dev/disk/by-id/wwn-x",
                                     details={**(details or {}), "paths": ["/dev/sdx"]})
@@ -83,10 +92,11 @@ def test_iscsi_logs_in_to_the_records_portal_and_target(run: Run, found: list[di
     connection = connector.connect(initiator(host), volume(export))
     assert "iscsiadm -m discovery -t sendtargets -p 10.0.0.5:3260 -o nonpersistent" in host.lines
     assert f"iscsiadm -m node -T {IQN} -p 10.0.0.5:3260 -l" in host.lines
-    assert found == [{"what": f"iSCSI {IQN}", "details": {"target_iqn": IQN, "portal": "10.0.0.5:3260"}}]
+    assert found == [{"what": f"iSCSI {IQN}", "details": {"target_iqn": IQN, "portal": "10.0.0.5:3260", "session": "1"}}]
     assert connection.details["portal"] == "10.0.0.5:3260"
-    entry = connector._entries[("h1", "v1")]
-    assert entry.attrs["vanishes_with"] == "qemu-marker" and entry.attrs["what"] == f"iSCSI session {IQN} via 10.0.0.5:3260"
+    session, device = run.ledger.entries.values()
+    assert session.attrs["vanishes_with"] == "qemu-marker" and session.attrs["what"] == f"iSCSI session {IQN} via 10.0.0.5:3260"
+    assert device.attrs["vanishes_with"] == "qemu-marker" and device.attrs["what"] == f"SCSI device {WWN} of iSCSI {IQN}"
 
 
 def test_iscsi_refuses_a_target_the_portal_does_not_advertise(run: Run) -> None:
@@ -106,7 +116,7 @@ def test_iscsi_chap_password_is_a_reference_resolved_at_login_and_redacted(
     connector.connect(initiator(host), volume(IscsiExport(portal="10.0.0.5:3260", target_iqn=IQN)))
     assert any(line.endswith(f"-n node.session.auth.password -v {secret}") for line in host.lines)
     # The record never holds a credential; the ledger entry (written to disk) does not either.
-    assert secret not in repr(connector._entries[("h1", "v1")].attrs)
+    assert all(secret not in repr(entry.attrs) for entry in run.ledger.entries.values())
     assert secret not in redact(f"login failed with {secret}")  # resolving registered it for redaction
 
 
@@ -118,7 +128,8 @@ def test_nvme_tcp_connects_to_the_records_address_and_subsystem(run: Run, found:
     assert "nvme discover -t tcp -a 10.0.0.6 -s 4421" in host.lines
     assert f"nvme connect -t tcp -a 10.0.0.6 -s 4421 -n {NQN}" in host.lines
     assert connection.details["traddr"] == "10.0.0.6:4421" and connection.details["subsys_nqn"] == NQN
-    assert connector._entries[("h1", "v1")].attrs["vanishes_with"] == "qemu-marker"
+    (entry,) = run.ledger.entries.values()
+    assert entry.attrs["vanishes_with"] == "qemu-marker" and "nvme disconnect -d" in entry.attrs["undo"]
 
 
 def test_nvme_tcp_without_a_service_id_uses_4420(run: Run, found: list[dict[str, Any]]) -> None:
