@@ -36,7 +36,7 @@ RSH_PORT = 5560
 READY_TIMEOUT_S = 60.0
 HOST_IFNAME = "vdbmaster"
 # The product's master subnet, 10.89.0.0/16: apart from the netns lab (10.77), the lab variants
-# (78 by default) and the self-tests' fixed ones (81-88, 93, 94; grep subnet_base in selftests/).
+# (78 by default) and the self-tests' fixed ones (81-88, 91, 93, 94; grep subnet_base in selftests/).
 MASTER_SUBNET_BASE = 89
 
 
