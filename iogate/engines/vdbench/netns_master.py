@@ -36,7 +36,7 @@ RSH_PORT = 5560
 READY_TIMEOUT_S = 60.0
 HOST_IFNAME = "vdbmaster"
 # The product's master subnet, 10.89.0.0/16: apart from the netns lab (10.77), the lab variants
-# (78 by default) and the self-tests' fixed ones (81-88, 91, 93, 94; grep subnet_base in selftests/).
+# (78 by default) and the self-tests' fixed ones (81-88, 91-94; grep subnet_base in selftests/).
 MASTER_SUBNET_BASE = 89
 
 
@@ -143,13 +143,6 @@ def private_namespace(run: Run, label: str) -> Entry:
     run.ledger.created(entry, inode=os.stat(f"/run/netns/{name}").st_ino)
     _ip("-n", name, "link", "set", "dev", "lo", "up")
     return entry
-
-
-def join_cgroup(cgroup: str, pids: list[int]) -> None:
-    if not pids:
-        raise HostError(f"no vdbench rsh daemon to move into {cgroup}")
-    for pid in pids:
-        Path(cgroup, "cgroup.procs").write_text(f"{pid}\n")
 
 
 def tear_down(run: Run, net: MasterNet) -> list[str]:

@@ -43,7 +43,6 @@ from iogate.engines.vdbench.netns_master import (
     MASTER_SUBNET_BASE,
     MasterNet,
     bring_up,
-    join_cgroup,
     planned_systems,
     private_namespace,
     rsh_marker,
@@ -52,8 +51,8 @@ from iogate.engines.vdbench.netns_master import (
 from iogate.engines.vdbench.outdir import parse_outdir, stopped_by_errors, to_run_result
 from iogate.engines.vdbench.source import Line
 from iogate.engines.workload import RunPlan
-from iogate.errors import EngineError
-from iogate.hosts.cgroup import join_cgroup_shell
+from iogate.errors import EngineError, HostError
+from iogate.hosts.cgroup import join, join_cgroup_shell
 from iogate.hosts.guard import Guard, distinct
 from iogate.hosts.initiator import Initiator
 from iogate.hosts.workdir import RemoteWorkdir
@@ -196,7 +195,9 @@ class VdbenchEngine(HostEngine):
             if cgroups:
                 # The rsh daemon forks this host's slaves: in the cgroup, they inherit it (and the
                 # cgroup's remover moves whatever is left in it out before deleting it).
-                join_cgroup(cgroups.pop(), marker_pids(rsh_marker(self.master, host)))
+                cgroup = cgroups.pop()
+                if not join(cgroup, marker_pids(rsh_marker(self.master, host)), f"host {host}"):
+                    raise HostError(f"host {host}: no vdbench rsh daemon to move into {cgroup}")
         controller = Initiator.from_config(HostConfig(name="controller"))
         local_dir = self.run.path("points", point, "vdbench", "parm.vdb").parent
         work = str(local_dir)
