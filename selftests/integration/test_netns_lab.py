@@ -100,7 +100,7 @@ def test_cleanup_spares_a_live_lab_and_removes_it_when_asked(tmp_path: Path) -> 
 
 def test_cleanup_after_the_lab_died_removes_the_rest(tmp_path: Path) -> None:
     """The owner (h1's sshd) gone = the lab is dead: plain cleanup removes everything."""
-    lab = small_lab(tmp_path, count=2, subnet_base=84)
+    lab = small_lab(tmp_path, count=2, subnet_base=92)
     run, hosts = netns.up(lab)
     try:
         for pid in netns.marker_pids(netns.sshd_marker(run.run_dir / "netns" / hosts[0].name)):

@@ -18,14 +18,7 @@ from iogate.hosts.guard import Guard
 from iogate.hosts.initiator import Initiator
 from iogate.lab import DeviceIdentity, HostConfig
 from iogate.run import Run
-
-
-@dataclass
-class _Said:
-    rc: int = 0
-    stdout: str = ""
-    stderr: str = ""
-    command: str = ""
+from selftests.fake_host import Said
 
 
 @dataclass
@@ -34,13 +27,13 @@ class _DyingHost:
 
     commands: list[str] = field(default_factory=list)
 
-    def run(self, line: str) -> _Said:
+    def run(self, line: str) -> Said:
         self.commands.append(line)
         if "timeout --kill-after" in line:
-            raise RuntimeError(_Said(rc=255, stderr="Connection to 127.0.0.1 closed by remote host."))
+            raise RuntimeError(Said(rc=255, stderr="Connection to 127.0.0.1 closed by remote host."))
         if "/proc/stat" in line:
-            return _Said(stdout="cpu  10 0 10 80 0 0 0 0 0 0\n")
-        return _Said()
+            return Said(stdout="cpu  10 0 10 80 0 0 0 0 0 0\n")
+        return Said()
 
 
 class _AdmitAll(Guard):
@@ -65,8 +58,8 @@ def test_a_refused_set_up_is_not_called_lost_under_load(tmp_path: Path) -> None:
     """Only a break while fio runs is a loss under load; a host that fails before says what failed."""
 
     class _Refusing(_DyingHost):
-        def run(self, line: str) -> _Said:
-            raise RuntimeError(_Said(rc=255, stderr="Permission denied (publickey)."))
+        def run(self, line: str) -> Said:
+            raise RuntimeError(Said(rc=255, stderr="Permission denied (publickey)."))
 
     guest = Initiator(config=HostConfig(name="labvm", transport="ssh://root@127.0.0.1:10022"), host=_Refusing())
     target = Connection.to_device("iscsi", "labvm", Volume("v1", 64 << 20, DeviceIdentity(wwn="naa.6001405abc")), "/dev/sdb")

@@ -25,17 +25,10 @@ from iogate.hosts.workdir import RemoteWorkdir
 from iogate.lab import DeviceIdentity, HostConfig
 from iogate.run import Run
 from iogate.run.resources import release_all
+from selftests.fake_host import Said
 
 VOLUME = Volume("v1", 1 << 30, DeviceIdentity(backing_file="/p/v1.img"))
 TARGET = Connection("block", "h1", VOLUME, "/dev/sdb")
-
-
-@dataclass
-class _Said:
-    rc: int = 0
-    stdout: str = ""
-    stderr: str = ""
-    command: str = ""
 
 
 @dataclass
@@ -43,12 +36,12 @@ class _Host:
     """A remote host's shell as testinfra gives it: records every command; `answers` maps a
     fragment of a command to what the host says to it (first match), anything else succeeds silently."""
 
-    answers: dict[str, _Said] = field(default_factory=dict)
+    answers: dict[str, Said] = field(default_factory=dict)
     commands: list[str] = field(default_factory=list)
 
-    def run(self, line: str) -> _Said:
+    def run(self, line: str) -> Said:
         self.commands.append(line)
-        return next((said for fragment, said in self.answers.items() if fragment in line), _Said(command=line))
+        return next((said for fragment, said in self.answers.items() if fragment in line), Said(command=line))
 
 
 def _remote(name: str = "h1", host: object | None = None) -> Initiator:
@@ -88,7 +81,7 @@ def test_a_remote_home_is_checked_on_that_host_not_on_the_controller(tmp_path: P
     assert len(good.commands) == 1 and "[ ! -x /opt/vdbench/vdbench ]" in good.commands[0], good.commands
     assert 'command -v "${VDBENCH_JAVA:-java}"' in good.commands[0]
 
-    bad = _Host(answers={"-x /opt/vdbench/vdbench": _Said(stdout="no executable /opt/vdbench/vdbench\n")})
+    bad = _Host(answers={"-x /opt/vdbench/vdbench": Said(stdout="no executable /opt/vdbench/vdbench\n")})
     with pytest.raises(EngineError) as caught:
         open_vdbench(Run.start(tmp_path, "unit"), {"h1": _remote(host=good), "h2": _remote("h2", bad)}, Guard(),
                      EngineSettings(vdbench_home="/opt/vdbench"))
@@ -141,7 +134,7 @@ def test_a_remote_workdir_is_journalled_before_it_exists_and_removed_over_the_ho
 def test_a_workdir_that_cannot_be_removed_stays_journalled(tmp_path: Path) -> None:
     """After the point failed (the host may be gone) the point's error is the one raised; otherwise the removal's."""
     run = Run.start(tmp_path, "unit")
-    host = _Host(answers={"rm -rf": _Said(rc=1, stderr="rm: Read-only file system")})
+    host = _Host(answers={"rm -rf": Said(rc=1, stderr="rm: Read-only file system")})
     workdir = RemoteWorkdir(run, _remote(host=host), "001-p")
     workdir.remove(failing=True)
     assert len(run.ledger.open_entries()) == 1
@@ -169,7 +162,7 @@ def test_cleanup_removes_a_leftover_workdir_in_a_real_shell(tmp_path: Path, monk
 def test_a_vdbench_that_fails_on_a_remote_host_leaves_no_workdir_there(tmp_path: Path) -> None:
     """The point fails (vdbench missing there): the working directory still goes, and the failure is vdbench's."""
     run = Run.start(tmp_path, "unit")
-    host = _Host(answers={"sh -c": _Said(rc=127), "cat ": _Said(stdout="vdbench: not found\n")})
+    host = _Host(answers={"sh -c": Said(rc=127), "cat ": Said(stdout="vdbench: not found\n")})
     engine = VdbenchEngine(run, {"h1": _remote(host=host)}, Guard(allowed=[]), "/opt/vdbench")
     plan = RunPlan("p", (JobSpec("j", WorkloadSpec("w", runtime_s=5, ramp_s=1), TARGET),))
     engine.guard.check = lambda *_: None  # type: ignore[method-assign]
@@ -182,7 +175,7 @@ def test_a_vdbench_that_fails_on_a_remote_host_leaves_no_workdir_there(tmp_path:
 
 def test_fios_per_host_runner_removes_its_remote_workdir_after_a_failed_point(tmp_path: Path) -> None:
     run = Run.start(tmp_path, "unit")
-    host = _Host(answers={"/proc/stat": _Said(stdout="cpu  10 0 10 80 0 0 0 0 0 0\n"), "timeout --kill-after": _Said(rc=1)})
+    host = _Host(answers={"/proc/stat": Said(stdout="cpu  10 0 10 80 0 0 0 0 0 0\n"), "timeout --kill-after": Said(rc=1)})
     plan = RunPlan("p", (JobSpec("j", WorkloadSpec("w", runtime_s=5), TARGET),))
     engine = FioEngine(run, {"h1": _remote(host=host)}, Guard(allowed=[]))
     engine.guard.check = lambda *_: None  # type: ignore[method-assign]
