@@ -6,6 +6,9 @@ test with one line per failure: criterion, measured, bound and window. Such a
 failure is a *product defect*; an exception from the harness is infrastructure.
 A test that asks for `judge` and returns without a single verdict fails: a spec
 with no check for what the test measured judged nothing, and nothing is no pass.
+A failed throughput or latency verdict from a run whose initiator's CPU was
+saturated (iogate/metrics/generator.py) is neither: the test fails as an invalid
+measurement (Allure: broken), naming the host; a failed error count never is.
 """
 
 from __future__ import annotations
@@ -18,12 +21,20 @@ from pathlib import Path
 import allure
 import pytest
 
+from fixtures.stash import POINTS
+from iogate.metrics.generator import GENERATOR_CPU_BUSY_MAX_PCT, saturated_hosts
 from iogate.report.table import html_table
-from iogate.verdict import Verdict
+from iogate.verdict import Unit, Verdict
 from plugins import results
 
 VERDICTS = pytest.StashKey[list[Verdict]]()
 FAILURE_PREFIX = "verdict failed: "
+INVALID_PREFIX = "measurement invalid: "
+
+
+class MeasurementInvalid(Exception):
+    """Failed performance verdicts measured on a saturated generator: no pass, and no array defect either
+    (not an AssertionError, so Allure files the test as broken, not failed)."""
 
 
 class Judge:
@@ -77,10 +88,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     """A failed verdict reads as its statement, not as a traceback through this plugin: the report's
     text is the verdict lines alone (pytest's failure section and Allure's trace show just them)."""
     excinfo = call.excinfo
-    if call.when != "call" or excinfo is None or not excinfo.errisinstance(AssertionError):
+    if call.when != "call" or excinfo is None or not excinfo.errisinstance((AssertionError, MeasurementInvalid)):
         return None
     message = str(excinfo.value)
-    if not message.startswith(FAILURE_PREFIX):
+    if not message.startswith((FAILURE_PREFIX, INVALID_PREFIX)):
         return None
     report = pytest.TestReport.from_item_and_call(item, call)
     report.longrepr = message
@@ -108,5 +119,11 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function):  # type: ignore[no-untyped-
     failed = [v for v in verdicts if not v.passed]
     if failed:
         # One line per failed verdict, each a statement: criterion, measured, bound, window, what missed.
-        raise AssertionError("\n".join(FAILURE_PREFIX + v.line() for v in failed))
+        lines = "\n".join(FAILURE_PREFIX + v.line() for v in failed)
+        saturated = saturated_hosts((p.name, p.result) for p in pyfuncitem.stash.get(POINTS, []))
+        if saturated and not any(v.unit is Unit.ERRORS for v in failed):
+            raise MeasurementInvalid(
+                f"{INVALID_PREFIX}generator saturated: {'; '.join(s.line() for s in saturated)} (fit to measure below "
+                f"{GENERATOR_CPU_BUSY_MAX_PCT:g} %): the failed verdicts below measured the initiator, not the array\n{lines}")
+        raise AssertionError(lines)
     return result

@@ -19,7 +19,15 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 TEST_FILE = '''
+from fixtures.stash import POINTS, MeasuredPoint
+from iogate.metrics.types import RunResult, Series
 from iogate.verdict import Unit, Verdict
+
+
+def busy(request, pct):
+    """A run point of this test whose generator host h1 was `pct` % CPU busy (what measure() records)."""
+    result = RunResult("tiles-x1", (), Series(), 0, 0, cpu_busy_pct={"h1": pct})
+    request.node.stash.setdefault(POINTS, []).append(MeasuredPoint("tiles-x1", {}, result))
 
 
 def test_judged(lab, spec, judge):
@@ -37,6 +45,21 @@ def test_broken(judge):
 
 def test_nothing_judged(spec, judge):
     pass
+
+
+def test_slow_on_a_saturated_generator(request, judge):
+    busy(request, 97.0)
+    judge(Verdict("p99_latency_max", False, 61.2, 50, Unit.MS))
+
+
+def test_errors_on_a_saturated_generator(request, judge):
+    busy(request, 97.0)
+    judge(Verdict("p99_latency_max", False, 61.2, 50, Unit.MS), Verdict("no_errors", False, 3, 0, Unit.ERRORS))
+
+
+def test_slow_on_a_fit_generator(request, judge):
+    busy(request, 89.0)
+    judge(Verdict("p99_latency_max", False, 61.2, 50, Unit.MS))
 '''
 
 
@@ -106,3 +129,28 @@ def test_a_test_judged_by_no_check_fails_naming_the_spec(outcome) -> None:  # ty
     assert nothing["statusDetails"]["message"].startswith(
         "AssertionError: verdict failed: nothing judged: spec "), nothing["statusDetails"]["message"]
     assert "criteria/local.yaml has no check" in nothing["statusDetails"]["message"]
+
+
+def test_a_failed_latency_on_a_saturated_generator_is_an_invalid_measurement_not_an_array_failure(outcome) -> None:  # type: ignore[no-untyped-def]
+    console, results = outcome
+    invalid = results["test_slow_on_a_saturated_generator"]
+    assert invalid["status"] == "broken"
+    message = invalid["statusDetails"]["message"]
+    assert "measurement invalid: generator saturated: host h1 was 97.0 % CPU busy over run point tiles-x1" in message
+    assert "verdict failed: p99_latency_max FAIL: measured 61.2 ms, bound 50 ms" in message  # the evidence stays
+    assert "plugins/verdicts.py" not in console.split("test_slow_on_a_saturated_generator ___", 1)[1].split("___", 1)[0]
+
+
+def test_errors_are_never_excused_by_a_saturated_generator(outcome) -> None:  # type: ignore[no-untyped-def]
+    _, results = outcome
+    failed = results["test_errors_on_a_saturated_generator"]
+    assert failed["status"] == "failed"
+    assert failed["statusDetails"]["message"].startswith("AssertionError: verdict failed: p99_latency_max FAIL")
+    assert "no_errors FAIL: measured 3 errors" in failed["statusDetails"]["message"]
+
+
+def test_a_generator_below_the_limit_leaves_the_array_failure(outcome) -> None:  # type: ignore[no-untyped-def]
+    _, results = outcome
+    failed = results["test_slow_on_a_fit_generator"]
+    assert failed["status"] == "failed"
+    assert "measurement invalid" not in failed["statusDetails"]["message"]
