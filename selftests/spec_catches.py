@@ -40,37 +40,65 @@ def our_processes(workdir: Path, name: str, also: str = "") -> list[int]:
     return pids
 
 
-class Stall:
-    """SIGSTOP the run's own `name` processes `after_s` after a matching one appears, SIGCONT `for_s` later."""
+class Injection:
+    """A degradation done to what one run started, `after_s` after its anchor: the run's own fio (its command
+    line holds the test's workdir and `also`), or a file matching the glob `once_exists` under the workdir."""
 
-    def __init__(self, name: str, *, after_s: float, for_s: float, trigger: str = "fio", also: str = "") -> None:
-        self.name, self.after_s, self.for_s, self.trigger, self.also = name, after_s, for_s, trigger, also
-        self.stopped: list[int] = []
+    def __init__(self, *, after_s: float, also: str = "", once_exists: str = "", timeout_s: float = 600) -> None:
+        self.after_s, self.also, self.once_exists, self.timeout_s = after_s, also, once_exists, timeout_s
+
+    def anchored(self, workdir: Path) -> bool:
+        if self.once_exists:
+            return any(workdir.glob(self.once_exists))
+        return bool(our_processes(workdir, "fio", self.also))
+
+    def act(self, workdir: Path) -> None:
+        raise NotImplementedError
 
     def start(self, workdir: Path) -> threading.Thread:
         def run() -> None:
-            deadline = time.monotonic() + 300
-            while not our_processes(workdir, "fio", self.also) and time.monotonic() < deadline:
+            deadline = time.monotonic() + self.timeout_s
+            while not self.anchored(workdir):
+                if time.monotonic() > deadline:
+                    print(f"{type(self).__name__}: its anchor never appeared: nothing injected", flush=True)
+                    return
                 time.sleep(0.05)
             time.sleep(self.after_s)
-            self.stopped = our_processes(workdir, self.name)
-            print(f"stall: SIGSTOP {self.name} {self.stopped} for {self.for_s:g} s", flush=True)
-            for pid in self.stopped:
-                os.kill(pid, signal.SIGSTOP)
-            time.sleep(self.for_s)
-            for pid in self.stopped:
-                try:
-                    os.kill(pid, signal.SIGCONT)
-                except ProcessLookupError:
-                    pass
+            self.act(workdir)
 
         thread = threading.Thread(target=run, daemon=True)
         thread.start()
         return thread
 
 
+def signal_all(pids: list[int] | set[int], sig: signal.Signals) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:  # a process that ended meanwhile
+            pass
+
+
+class Stall(Injection):
+    """SIGSTOP the run's own `name` processes `after_s` after its fio appears, SIGCONT `for_s` later."""
+
+    def __init__(self, name: str, *, after_s: float, for_s: float, also: str = "") -> None:
+        super().__init__(after_s=after_s, also=also)
+        self.name, self.for_s = name, for_s
+        self.stopped: list[int] = []
+
+    def act(self, workdir: Path) -> None:
+        self.stopped = our_processes(workdir, self.name)
+        print(f"stall: SIGSTOP {self.name} {self.stopped} for {self.for_s:g} s", flush=True)
+        signal_all(self.stopped, signal.SIGSTOP)
+        try:
+            time.sleep(self.for_s)
+        finally:
+            signal_all(self.stopped, signal.SIGCONT)
+
+
 def run_family(tmp_path: Path, family: str, *, lab_edit: Callable[[dict[str, Any]], None] | None = None,
-               args: tuple[str, ...] = (), stall: Stall | None = None, base: Path = LOCAL_LAB) -> dict[str, list[dict[str, Any]]]:
+               args: tuple[str, ...] = (), stall: Injection | None = None, base: Path = LOCAL_LAB) -> dict[str, list[dict[str, Any]]]:
     """Run one acceptance family on an edited copy of a lab file (`base`, the local lab unless given) whose
     workdir is the test's; verdict rows per check (name without [..])."""
     workdir = tmp_path / "work"

@@ -43,7 +43,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -56,7 +55,7 @@ from iogate.lab import Lab, load_lab
 from iogate.labs import netns
 from iogate.procedures.hitachi import load_tiles
 from iogate.run.resources import marker_pids
-from selftests.spec_catches import ROOT, Stall, details, our_processes, run_family
+from selftests.spec_catches import ROOT, Injection, details, our_processes, run_family, signal_all
 
 pytestmark = [
     pytest.mark.integration,
@@ -106,50 +105,35 @@ def job_pids(server_marker: str) -> list[int]:
     return sorted(pid for pid in parent if generation(pid) == 3)
 
 
-class Stutter(Stall):
+class Stutter(Injection):
     """SIGSTOP the fio jobs of one namespace host of this run `stops` times for `for_s`, `gap_s` apart,
     from `after_s` after they appear under the run point whose client command line holds `also`."""
 
     def __init__(self, server_marker: str, *, also: str, after_s: float, for_s: float, gap_s: float, stops: int) -> None:
-        super().__init__("fio", after_s=after_s, for_s=for_s, also=also)
-        self.server_marker, self.gap_s, self.stops = server_marker, gap_s, stops
+        super().__init__(after_s=after_s, also=also)
+        self.server_marker, self.for_s, self.gap_s, self.stops = server_marker, for_s, gap_s, stops
+        self.stopped: list[int] = []
         self.stopped_each: list[int] = []
 
-    def start(self, workdir: Path) -> threading.Thread:
-        def run() -> None:
-            deadline = time.monotonic() + 600
-            while not (our_processes(workdir, "fio", self.also) and job_pids(self.server_marker)):
-                if time.monotonic() > deadline:
-                    return
-                time.sleep(0.05)
-            time.sleep(self.after_s)
-            stopped: set[int] = set()
-            try:
-                for _ in range(self.stops):
-                    jobs = job_pids(self.server_marker)
-                    stopped.update(jobs)
-                    self._signal(jobs, signal.SIGSTOP)
-                    self.stopped_each.append(len(jobs))
-                    time.sleep(self.for_s)
-                    self._signal(jobs, signal.SIGCONT)
-                    time.sleep(self.gap_s)
-            finally:
-                self._signal(stopped, signal.SIGCONT)  # never leave a job stopped, whatever went wrong above
-                self.stopped = sorted(stopped)
-            print(f"stutter: SIGSTOP {len(self.stopped)} fio jobs {self.stopped_each} x {self.for_s:g} s, {self.gap_s:g} s apart",
-                  flush=True)
+    def anchored(self, workdir: Path) -> bool:
+        return super().anchored(workdir) and bool(job_pids(self.server_marker))
 
-        thread = threading.Thread(target=run, daemon=True)
-        thread.start()
-        return thread
-
-    @staticmethod
-    def _signal(pids: set[int] | list[int], sig: signal.Signals) -> None:
-        for pid in pids:
-            try:
-                os.kill(pid, sig)
-            except ProcessLookupError:  # a job that ended meanwhile
-                pass
+    def act(self, workdir: Path) -> None:
+        stopped: set[int] = set()
+        try:
+            for _ in range(self.stops):
+                jobs = job_pids(self.server_marker)
+                stopped.update(jobs)
+                signal_all(jobs, signal.SIGSTOP)
+                self.stopped_each.append(len(jobs))
+                time.sleep(self.for_s)
+                signal_all(jobs, signal.SIGCONT)
+                time.sleep(self.gap_s)
+        finally:
+            signal_all(stopped, signal.SIGCONT)  # never leave a job stopped, whatever went wrong above
+            self.stopped = sorted(stopped)
+        print(f"stutter: SIGSTOP {len(self.stopped)} fio jobs {self.stopped_each} x {self.for_s:g} s, {self.gap_s:g} s apart",
+              flush=True)
 
 
 def by_family(rows: dict[str, list[dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
