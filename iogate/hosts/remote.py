@@ -19,7 +19,11 @@ KIND = "remote"
 
 
 def intend(ledger: Ledger, host: Initiator, what: str, undo: str, vanishes_with: str | None = None) -> Entry:
-    """Journal a remote resource (before creating it) with the script that removes it."""
+    """Journal a remote resource (before creating it) with the script that removes it.
+
+    `vanishes_with`: the qemu marker of the lab VM the resource lives in; by default the host's own
+    (HostConfig.vanishes_with), so a host inside a lab VM journals nothing cleanup must reach once
+    the VM is gone."""
     return ledger.intend(
         KIND,
         host=host.name,
@@ -27,7 +31,7 @@ def intend(ledger: Ledger, host: Initiator, what: str, undo: str, vanishes_with:
         ssh_key=host.config.ssh_key,
         what=what,
         undo=undo,
-        vanishes_with=vanishes_with,
+        vanishes_with=vanishes_with or host.config.vanishes_with,
     )
 
 

@@ -71,6 +71,9 @@ class HostConfig(Strict):
     ssh_key: str | None = None
     address: str | None = None
     namespace: str | None = None
+    # The marker of the qemu process this host runs in (a lab VM of this machine): what IOGate left
+    # on the host (a working directory, a session) is gone once that process is, so cleanup skips it.
+    vanishes_with: str | None = None
 
     @field_validator("transport")
     @classmethod

@@ -17,6 +17,7 @@ from iogate.engines.vdbench.opener import open_vdbench
 from iogate.engines.vdbench.runner import MIN_RAMP_INTERVALS, VdbenchEngine, vdbench_timed
 from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
 from iogate.errors import EngineError, HostError
+from iogate.hosts import processes
 from iogate.hosts import workdir as remote_workdir
 from iogate.hosts.connectors.base import Connection
 from iogate.hosts.guard import Guard
@@ -184,6 +185,8 @@ def test_fios_per_host_runner_removes_its_remote_workdir_after_a_failed_point(tm
     work = f"{remote_workdir.REMOTE_ROOT}/{run.run_id}/001-p/h1"
     assert host.commands[0] == f"mkdir -p {work}"
     assert any(c.startswith(f"rm -rf {work} && ") for c in host.commands), host.commands
+    # fio did not exit cleanly: whatever of it is left there is stopped there, not on this machine.
+    assert processes.kill_script(f"{work}/job.fio") in host.commands, host.commands
     assert run.ledger.open_entries() == []
 
 

@@ -2,7 +2,8 @@
 
 Each host gets one job file with its jobs and runs one fio process (hosts run in
 parallel threads). The guard checks every target first; fio is journalled in the
-ledger (its job file path is the marker cleanup kills by). On a remote host the
+ledger (its job file path is the marker cleanup kills by, here or on the host:
+iogate/hosts/processes.py). On a remote host the
 job file, output and logs live in a working directory there (iogate/hosts/workdir.py),
 journalled as that host's resource and removed once the results are fetched.
 """
@@ -30,6 +31,7 @@ from iogate.engines.fio import jobfile, parse
 from iogate.engines.fio.aborts import abort_message
 from iogate.engines.workload import JobSpec, RunPlan
 from iogate.errors import EngineError, HostError
+from iogate.hosts import processes
 from iogate.hosts.cgroup import join_cgroup_shell
 from iogate.hosts.guard import Guard, distinct
 from iogate.hosts.initiator import Initiator
@@ -37,7 +39,6 @@ from iogate.hosts.workdir import RemoteWorkdir
 from iogate.metrics.grid import job_grids
 from iogate.metrics.types import HistSample, JobResult, JobSpan, RunResult, Sample, Series
 from iogate.run import Run
-from iogate.run.resources import release
 from iogate.units import ns_to_us
 
 # fio may take a while to lay out files or drain queues after its runtime.
@@ -133,7 +134,7 @@ class FioEngine(HostEngine):
             f"cd {shlex.quote(work)} && {join}exec timeout --kill-after={KILL_AFTER_S} {limit_s} "
             f"fio --output-format=json+ --output=out.json {'--status-interval=1 ' if watch else ''}{shlex.quote(job_path)}"
         )
-        entry = self.run.ledger.intend("process", name=f"fio on {initiator.name}", marker=job_path, host=initiator.name)
+        entry = processes.journal(self.run.ledger, initiator, f"fio on {initiator.name}", job_path)
         busy0, total0 = initiator.cpu_ticks()
         stop = threading.Event()
         watchers = []
@@ -147,6 +148,7 @@ class FioEngine(HostEngine):
             watcher.start()
         started_s = time.monotonic()
         hung = False
+        done: CommandResult | None = None
         try:
             done = _bounded(initiator, command, limit_s + KILL_AFTER_S + STUCK_S)
             hung = done is None
@@ -160,7 +162,7 @@ class FioEngine(HostEngine):
             for watcher in watchers:
                 watcher.join()
             if not hung:
-                release(self.run.ledger, [entry])
+                processes.ended(self.run.ledger, entry, initiator, exited_cleanly=done is not None and done.rc == 0)
         if done is None:
             # The fio process is still there, journalled: the run's teardown (or the next session's start)
             # removes it once the array completes or fails its I/O; this test cannot wait for that.

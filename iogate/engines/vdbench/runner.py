@@ -35,6 +35,8 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
+from testinfra.backend.base import CommandResult
+
 from iogate.engines.base import HostEngine, LoadControl, with_targets
 from iogate.engines.vdbench import errorlog, health, parmfile
 from iogate.engines.vdbench.flatfile import parse_rows
@@ -52,6 +54,7 @@ from iogate.engines.vdbench.outdir import parse_outdir, stopped_by_errors, to_ru
 from iogate.engines.vdbench.source import Line
 from iogate.engines.workload import RunPlan
 from iogate.errors import EngineError, HostError
+from iogate.hosts import processes
 from iogate.hosts.cgroup import join, join_cgroup_shell
 from iogate.hosts.guard import Guard, distinct
 from iogate.hosts.initiator import Initiator
@@ -230,7 +233,7 @@ class VdbenchEngine(HostEngine):
             f"timeout --kill-after=10 {limit_s} {shlex.quote(str(home / 'vdbench'))} -f {shlex.quote(parm)} "
             f"-o {shlex.quote(out)}{verify}"
         )
-        journal = [self.run.ledger.intend("process", name=f"vdbench on {initiator.name}", marker=parm, host=initiator.name)]
+        journal = [processes.journal(self.run.ledger, initiator, f"vdbench on {initiator.name}", parm)]
         if initiator.is_local:
             journal.append(self.run.ledger.intend("dir", path=f"{work}/tmp"))
             journal.append(self.run.ledger.intend("dir", path=out))
@@ -241,6 +244,7 @@ class VdbenchEngine(HostEngine):
             steer = _Steer(initiator, f"{out}/flatfile.html", monitor, ramp_s, control, stop)
             thread = threading.Thread(target=steer.run, daemon=True)
             thread.start()
+        done: CommandResult | None = None
         try:
             done = initiator.run_unchecked("sh -c %s", command)
         finally:
@@ -249,7 +253,8 @@ class VdbenchEngine(HostEngine):
                 thread.join()
             # vdbench has exited: its processes are gone, and its output directory is the
             # run's evidence from now on, kept (cleanup removes it only if we die before this).
-            release(self.run.ledger, journal[:2])  # the processes and the map files' tmp dir
+            processes.ended(self.run.ledger, journal[0], initiator, exited_cleanly=done is not None and done.rc == 0)
+            release(self.run.ledger, journal[1:2])  # the map files' tmp dir
             if len(journal) > 2:
                 self.run.ledger.released(journal[2])
         console = initiator.run_unchecked("cat %s", f"{work}/console.txt").stdout
