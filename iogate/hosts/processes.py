@@ -67,14 +67,15 @@ def ended(ledger: Ledger, entry: Entry, host: Initiator, *, exited_cleanly: bool
     """The command that ran the process on `host` has returned, or its transport broke.
 
     On this machine whatever still carries the marker is killed, as before. On a remote host a
-    clean exit (0) leaves nothing behind (the process reaped its children): no extra round trip.
+    clean exit (0) leaves nothing behind (the process reaped its children), nor does a lab VM that is
+    gone (HostConfig.vanishes_with): no extra round trip.
     Otherwise the kill runs there now, over the session's own transport; where the host cannot be
     reached (the very failure being reported, perhaps) the entry stays journalled, so the session's
     teardown or `iogate cleanup` tries again and names it, and the caller's own error is the one raised."""
     if entry.kind != remote.KIND:
         release(ledger, [entry])
         return
-    if not exited_cleanly:
+    if not exited_cleanly and not remote.vanished(entry.attrs):
         try:
             host.run(entry.attrs["undo"])
         except HostError:

@@ -35,9 +35,14 @@ def intend(ledger: Ledger, host: Initiator, what: str, undo: str, vanishes_with:
     )
 
 
-def _remove_remote(attrs: dict[str, Any]) -> str | None:
+def vanished(attrs: dict[str, Any]) -> bool:
+    """Is the resource gone with the lab VM it lived in (no process carries the VM's marker any more)?"""
     marker = attrs.get("vanishes_with")
-    if marker and not marker_pids(marker):
+    return bool(marker) and not marker_pids(marker)
+
+
+def _remove_remote(attrs: dict[str, Any]) -> str | None:
+    if vanished(attrs):
         return None
     host = Initiator.from_config(HostConfig(name=attrs["host"], transport=attrs["transport"], ssh_key=attrs.get("ssh_key")))
     host.run(attrs["undo"])

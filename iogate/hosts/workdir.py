@@ -42,6 +42,9 @@ class RemoteWorkdir:
         """Remove it now. `failing`: the point already failed (perhaps the host is gone); a directory
         that cannot be removed then stays journalled for cleanup, and the point's own error is the one raised."""
         # Over the session's own transport: the remover (cleanup's way) would open a new one per call.
+        if remote.vanished(self.entry.attrs):
+            self.run.ledger.released(self.entry)
+            return
         try:
             self.initiator.run(self.entry.attrs["undo"])
         except HostError:

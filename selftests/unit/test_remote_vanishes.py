@@ -19,7 +19,7 @@ import pytest
 
 from iogate.errors import IOGateError
 from iogate.hosts import initiator as initiator_mod
-from iogate.hosts import remote
+from iogate.hosts import processes, remote
 from iogate.hosts.initiator import Initiator
 from iogate.lab import HostConfig
 from iogate.run import Run
@@ -73,3 +73,12 @@ def test_a_host_outside_any_vm_is_always_reached(tmp_path: Path, monkeypatch: py
     run.ledger.created(remote.intend(run.ledger, host, "working directory /x", "rm -rf /x"))
     with pytest.raises(IOGateError, match="host real: cannot run"):
         release_all(run.ledger)
+
+
+def test_a_process_on_a_host_of_a_gone_vm_is_not_chased(tmp_path: Path, marker: str) -> None:
+    """fio's transport broke because its VM was killed: nothing to stop there, and no 18 s of connect retries."""
+    run = Run.start(tmp_path / "work", "vm-gone")
+    guest = Initiator.from_config(HostConfig(name="guest", transport=UNREACHABLE, vanishes_with=marker))
+    entry = processes.journal(run.ledger, guest, "fio on guest", "/var/tmp/iogate-remote/x/job.fio")
+    processes.ended(run.ledger, entry, guest, exited_cleanly=False)
+    assert not run.ledger.open_entries()
