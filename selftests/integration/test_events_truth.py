@@ -106,22 +106,46 @@ def test_the_same_actions_without_degrading_pass(capped, repetition: int) -> Non
     assert not math.isnan(latency.measured)
 
 
+# Copy-on-write lasts until every block the snapshot shares has been written once: at a fixed rate that is a fixed
+# share of the event window, whatever this machine's speed. 3000 writes a second over the volume's 32768 blocks of
+# 4 KiB leave ~87 % of the window's writes on blocks still shared. Uncapped, a fast run (43k IOPS) unshared the whole
+# volume in the window's first second and measured +19 % where slower ones had measured +100 to +250 %.
+COW_VOLUME_BYTES, COW_RATE_IOPS = 128 << 20, 3000
+# The snapshotted volume's mean write latency over the plain one's, both written at once. Measured on the 2-core
+# reference machine, quiet (6 runs): before the snapshot 0.97-1.01, while it exists 1.31-1.39; beside two CPU burners
+# and a direct-I/O dd (3 runs): 0.95-1.07 and 1.22-1.28. The bound splits the two.
+COW_MIN_RATIO = 1.15
+
+
 def test_writes_after_a_snapshot_pay_copy_on_write(local_lab: Lab, local_run: Run, local_array: LocalArray) -> None:
-    """On the XFS reflink pool, every first write to a block shared with a snapshot is copied: writes slow down."""
-    volume, connection, engine = block_target(local_lab, local_run, local_array, "cow", 128 << 20)
+    """On the XFS reflink pool, every first write to a block shared with a snapshot is copied: writes slow down.
+
+    Paired, so the figure is the snapshot's and not this machine's: a second volume that never gets a snapshot is
+    written at the same rate at the same time. In the event window the snapshotted volume's writes are slower than
+    the plain one's; in the baseline window before it they are not."""
+    _, cow, engine = block_target(local_lab, local_run, local_array, "cow", COW_VOLUME_BYTES)
+    plain_volume, plain, _ = block_target(local_lab, local_run, local_array, "plain", COW_VOLUME_BYTES)
+    engine.guard.admit(plain_volume.identity)
     fill = WorkloadSpec("fill", read_pct=0, random_pct=0, bs=256 << 10, iodepth=8, time_based=False, runtime_s=0)
-    engine.run_plan(RunPlan("fill", (JobSpec("fill", fill, connection),)))
-    writes = WorkloadSpec("randwrite", read_pct=0, random_pct=100, bs=4 << 10, iodepth=8, runtime_s=RUNTIME_S, ramp_s=RAMP_S)
+    engine.run_plan(RunPlan("fill", (JobSpec("fill-cow", fill, cow), JobSpec("fill-plain", fill, plain))))
+    writes = WorkloadSpec("randwrite", read_pct=0, random_pct=100, bs=4 << 10, iodepth=8, runtime_s=RUNTIME_S, ramp_s=RAMP_S,
+                          rate_iops=COW_RATE_IOPS)
     schedule = EventSchedule(local_array, [
-        Event("snapshot_create", at_s=ON_S, volume=volume, name="s1"),
-        Event("snapshot_delete", at_s=OFF_S, volume=volume, name="s1"),
+        Event("snapshot_create", at_s=ON_S, volume=cow.volume, name="s1"),
+        Event("snapshot_delete", at_s=OFF_S, volume=cow.volume, name="s1"),
     ], ramp_s=RAMP_S)
-    result, timeline = schedule.run_beside(lambda: engine.run_plan(RunPlan("cow", (JobSpec("load", writes, connection),))))
-    baseline, event, _ = EventRun(result, timeline).window_stats("snapshot_create", "snapshot_delete")
-    rise = latency_delta.evaluate(baseline, event, latency_delta.Params(max_rise_pct=0, stats=("mean",)))
-    print(rise.line())
-    # Measured on this machine: +100 % to +250 % mean write latency while the snapshot exists.
-    assert event.of("write").latency_mean_ns > 1.2 * baseline.of("write").latency_mean_ns, rise.line()
+    result, timeline = schedule.run_beside(
+        lambda: engine.run_plan(RunPlan("cow", (JobSpec("cow", writes, cow), JobSpec("plain", writes, plain)))))
+    run = EventRun(result, timeline)
+    (cow_before, cow_during, _), (plain_before, plain_during, _) = (
+        run.window_stats("snapshot_create", "snapshot_delete", jobs=[job]) for job in ("cow", "plain"))
+    for window in (cow_during, plain_during):
+        assert window.of("write").iops > 0.9 * COW_RATE_IOPS, f"{window.name}: the rate was not held: it measured the generator"
+    during = cow_during.of("write").latency_mean_ns / plain_during.of("write").latency_mean_ns
+    before = cow_before.of("write").latency_mean_ns / plain_before.of("write").latency_mean_ns
+    print(f"snapshotted / plain mean write latency: before {before:.2f}, during {during:.2f}")
+    assert during > COW_MIN_RATIO, f"snapshotted / plain mean write latency while the snapshot exists: {during:.2f}"
+    assert before < COW_MIN_RATIO, f"snapshotted / plain mean write latency before the snapshot: {before:.2f}"
 
 
 def test_the_verify_region_catches_a_lost_write(local_lab: Lab, local_run: Run, local_array: LocalArray) -> None:
