@@ -86,7 +86,8 @@ def evaluate(series: Series, targets: Mapping[str, float], params: Params, *, wi
     worst = min(rows, key=lambda r: r["held_pct"])
     detail = f"{len(rows) - len(missed)}/{len(rows)} VMs held target -{tolerance:.0%} in >= {min_fraction:.0%} of intervals"
     if missed:
-        shown = ", ".join(f"{r['vm']} ({r['held']}/{r['intervals']} intervals, min {r['min_iops']:.0f} of {r['target_iops']:g} IOPS, "
+        shown = ", ".join(f"{r['vm']} ({r['held']}/{r['intervals']} intervals, min {r['min_iops']:.1f} of {r['target_iops']:g} IOPS "
+                          f"(floor {r['floor_iops']:.4g}), "
                           f"missed intervals {r['missed_intervals']})" for r in missed[:10])
         more = f" and {len(missed) - 10} more" if len(missed) > 10 else ""
         detail += f"; missed: {shown}{more}"

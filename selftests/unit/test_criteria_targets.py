@@ -40,7 +40,7 @@ def test_a_vm_below_target_too_often_fails_and_is_named() -> None:
                                         target_iops_held.Params(tolerance=0.1, min_fraction=0.9))
     assert not verdict.passed
     assert verdict.measured == 70.0
-    assert "missed: h1/oltp-medium (7/10 intervals, min 20 of 25 IOPS, missed intervals 8-10)" in verdict.detail
+    assert "missed: h1/oltp-medium (7/10 intervals, min 20.0 of 25 IOPS (floor 22.5), missed intervals 8-10)" in verdict.detail
     assert "sql-heavy (" not in verdict.detail
     assert verdict.intervals_failing == 3
     assert "3/20 intervals failing" in verdict.line()

@@ -83,7 +83,7 @@ def test_resample_counts_a_bucket_the_vm_was_silent_in() -> None:
     assert per_vm == {"vm-sql": [10.0, 0.0, 10.0], "vm-web": [10.0, 10.0, 10.0]}
     verdict = target_iops_held.evaluate(coarse, {"vm-sql": 10, "vm-web": 10}, target_iops_held.Params(min_fraction=0.9))
     assert not verdict.passed
-    assert "h1/vm-sql (2/3 intervals, min 0 of 10 IOPS, missed intervals 2)" in verdict.detail
+    assert "h1/vm-sql (2/3 intervals, min 0.0 of 10 IOPS (floor 9), missed intervals 2)" in verdict.detail
     assert "vm-web (" not in verdict.detail
 
 
