@@ -5,7 +5,9 @@ all, workloads/vm_tiles.yaml). Every VM is one fio job whose rate is its target
 IOPS, on its own region of a lab volume (its disk; I/O on the first 20 % of
 it); tiles go to hosts in blocks (tiles 1-5 on host 1, 6-10 on host 2) and VM
 disks round-robin over the volumes. The tile count comes from --tiles, else the
-lab YAML's `tiles`, else the profile (smoke 1, quick 2, full 10).
+lab YAML's `tiles`, else the profile (smoke 1, quick 2, full 10). A functional
+lab's `load_scale` (the TCG lab VM: 0.25) multiplies every VM's target; each VM
+is judged against the whole IOPS fio paces it at.
 
 Verdicts (spec family `tiles`): target_iops_held per VM over vdbench-like 5 s
 intervals (naming every VM that missed), latency_bound per workload type
@@ -45,8 +47,8 @@ def test_vm_tiles(tiles, lab, prefilled, connect, measure, profile, spec, judge)
     runtime_s = TILE.runtime_s(profile.tile_runtime_s)
     hosts = [h.name for h in lab.hosts]
     plan = tile_jobs(TILE, tiles, hosts, prefilled, lambda volume, host: connect(lab.baseline, volume, host),
-                     runtime_s=runtime_s, ramp_s=profile.ramp_s)
-    for key, value in {"protocol": lab.baseline, "tiles": tiles, "vms": len(plan.jobs),
+                     runtime_s=runtime_s, ramp_s=profile.ramp_s, scale=lab.load_scale)
+    for key, value in {"protocol": lab.baseline, "tiles": tiles, "vms": len(plan.jobs), "load_scale": lab.load_scale,
                        "target_iops_total": sum(plan.targets.values()), "runtime_s": runtime_s, "ramp_s": profile.ramp_s}.items():
         allure.dynamic.parameter(key, value)
     result = measure(RunPlan(f"tiles-x{tiles}", plan.jobs))

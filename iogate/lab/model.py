@@ -162,9 +162,9 @@ class Lab(Strict):
     # "netns" (namespace hosts, iogate.labs.netns) or "labvm" (the qemu lab VM); none for a real lab.
     bring_up: Literal["netns", "labvm"] | None = None
     tiles: int | None = Field(default=None, ge=1)  # Hitachi VM tiles to lay out (default: per run profile)
-    # Multiplies the fixed per-VM IOPS rates of the event tests (dedupe-during-load VMs, verify
-    # jobs). 1 for a real array; a functional lab (an emulated VM doing hundreds of IOPS) lowers
-    # it so "targets held" judges the array's behaviour, not the emulator's speed.
+    # Multiplies the fixed per-VM IOPS rates of the tiles and the event tests (tile VMs, dedupe-during-load
+    # VMs, verify jobs). 1 for a real array; a functional lab (an emulated VM doing hundreds of IOPS)
+    # lowers it so "targets held" judges the array's behaviour, not the emulator's speed.
     load_scale: float = Field(default=1.0, gt=0, le=1)
     # The acceptance spec that judges this lab's runs unless --criteria names another
     # (a path relative to the repository root, or to the lab file's directory).

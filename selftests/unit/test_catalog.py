@@ -16,7 +16,7 @@ from iogate.hosts.connectors.base import Connection
 from iogate.lab import DeviceIdentity
 from iogate.lab.profiles import PROFILES, resolve_profile
 from iogate.procedures.dell import load_sweeps
-from iogate.procedures.hitachi import load_tiles
+from iogate.procedures.hitachi import load_tiles, tile_jobs
 from iogate.procedures.iogen import load_iogen
 from iogate.procedures.netapp import load_netapp
 from iogate.procedures.placement import REGION_ALIGN_BYTES, hosts_for_groups, place_vms
@@ -80,6 +80,19 @@ def test_scaled_tile_scales_targets_only() -> None:
 ])
 def test_rate_split_caps_each_direction_the_mix_has(total: int, read_pct: int, expected: str) -> None:
     assert rate_split(total, read_pct) == expected
+
+
+def test_a_scaled_tile_judges_each_vm_against_the_whole_iops_fio_paces_it_at() -> None:
+    """At a functional lab's load_scale 0.25 a 10 IOPS VM is paced at 2 (fio's rate is whole IOPS; 2.5 rounds half
+    to even): judged against 2.5 it would miss every interval by design."""
+    vols = [volume("v1", 64 << 30)]
+    plan = tile_jobs(TILE, 1, ["h1"], vols, lambda v, h: Connection("block", h, v, "/dev/v1", "/dev/v1"),
+                     runtime_s=21, ramp_s=2, scale=0.25)
+    by_level = {name.split("-", 1)[1].rsplit("-", 1)[0]: target for name, target in plan.targets.items()}
+    assert by_level == {f"{kind}-{level}": iops for kind in ("sql", "web", "exchange", "oltp")
+                        for level, iops in (("light", 2.0), ("medium", 6.0), ("heavy", 18.0))}
+    assert [job.workload.rate_iops for job in plan.jobs] == [job.target_iops for job in plan.jobs]
+    assert [job.target_iops for job in plan.jobs] == list(plan.targets.values())
 
 
 def test_tile_vm_job_rate_is_its_target_and_stays_in_its_region() -> None:
