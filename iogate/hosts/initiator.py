@@ -71,19 +71,22 @@ class Initiator:
     def is_local(self) -> bool:
         return self.config.transport.startswith("local://")
 
-    def run_unchecked(self, command: str, *args: str, secrets: Sequence[str] = ()) -> CommandResult:
+    def run_unchecked(self, command: str, *args: str, secrets: Sequence[str] = (), attempts: int = CONNECT_ATTEMPTS) -> CommandResult:
         """Run a shell command; args are quoted. Never raises for a non-zero exit.
 
-        `secrets` (a CHAP password...) never appear in an error message."""
+        `secrets` (a CHAP password...) never appear in an error message. `attempts`: how often a
+        connection that never reached the host is tried (1: once, for clean-up after a failure, where
+        the host may be the very thing lost and what is left stays journalled for a later try)."""
         line = command % tuple(shlex.quote(a) for a in args) if args else command
-        for attempt in range(1, CONNECT_ATTEMPTS + 1):
+        attempts = max(1, attempts)
+        for attempt in range(1, attempts + 1):
             try:
                 return self.host.run(line)
             except Exception as exc:  # transport failure (ssh down, host gone)
                 # testinfra's ssh backend raises with the CommandResult: its stderr is what ssh said.
                 said = getattr(exc.args[0], "stderr", None) if exc.args else None
                 detail = said.strip() if isinstance(said, str) and said.strip() else str(exc)
-                if attempt < CONNECT_ATTEMPTS and _NOT_CONNECTED.search(detail):
+                if attempt < attempts and _NOT_CONNECTED.search(detail):
                     time.sleep(CONNECT_BACKOFF_S * attempt)
                     continue
                 tries = f" (after {attempt} attempts to connect)" if attempt > 1 else ""
@@ -142,9 +145,9 @@ class Initiator:
         thread.join(timeout_s)
         return box[0] if box else f"no answer within {timeout_s:g} s"
 
-    def run(self, command: str, *args: str, secrets: Sequence[str] = ()) -> CommandResult:
+    def run(self, command: str, *args: str, secrets: Sequence[str] = (), attempts: int = CONNECT_ATTEMPTS) -> CommandResult:
         """Run a shell command; a non-zero exit raises HostError naming host and command."""
-        result = self.run_unchecked(command, *args, secrets=secrets)
+        result = self.run_unchecked(command, *args, secrets=secrets, attempts=attempts)
         if result.rc != 0:
             message = (result.stderr or result.stdout).strip()
             raise HostError(_redact(f"host {self.name}: {result.command!r} exited {result.rc}: {message[-2000:]}", secrets))

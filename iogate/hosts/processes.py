@@ -77,7 +77,8 @@ def ended(ledger: Ledger, entry: Entry, host: Initiator, *, exited_cleanly: bool
         return
     if not exited_cleanly and not remote.vanished(entry.attrs):
         try:
-            host.run(entry.attrs["undo"])
+            # One try: a lost host must not hold the point's own error back by a round of connect retries.
+            host.run(entry.attrs["undo"], attempts=1)
         except HostError:
             return
     ledger.released(entry)

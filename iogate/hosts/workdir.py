@@ -6,7 +6,7 @@ import shlex
 
 from iogate.errors import HostError
 from iogate.hosts import remote
-from iogate.hosts.initiator import Initiator
+from iogate.hosts.initiator import CONNECT_ATTEMPTS, Initiator
 from iogate.run import Run
 from iogate.run.ledger import Entry
 
@@ -46,7 +46,7 @@ class RemoteWorkdir:
             self.run.ledger.released(self.entry)
             return
         try:
-            self.initiator.run(self.entry.attrs["undo"])
+            self.initiator.run(self.entry.attrs["undo"], attempts=1 if failing else CONNECT_ATTEMPTS)
         except HostError:
             if not failing:
                 raise

@@ -67,3 +67,13 @@ def test_a_session_broken_mid_command_is_not_run_again() -> None:
     with pytest.raises(HostError, match="closed by remote host"):
         _initiator(host).run_unchecked("dd if=/dev/zero of=/dev/sdx")
     assert host.commands == ["dd if=/dev/zero of=/dev/sdx"]
+
+
+def test_one_attempt_asks_once_and_says_so_plainly() -> None:
+    """Clean-up after a failure asks a host that may be the very thing lost once (what is left stays journalled)."""
+    said = "ssh: connect to host 192.0.2.10 port 22: Connection refused"
+    host = _FlakyHost([said] * 10)
+    with pytest.raises(HostError, match=r"^host guest: cannot run 'true': ssh: connect to host 192\.0\.2\.10 port 22: "
+                                        r"Connection refused$"):
+        _initiator(host).run("true", attempts=1)
+    assert host.commands == ["true"]
