@@ -31,6 +31,10 @@ from iogate.run.resources import release
 
 TPG = "tpgt_1"
 LUN_SIZE_ALIGN_BYTES = 1 << 20
+BLKIO = "/sys/fs/cgroup/blkio"
+# The emulated array's own background copies (replication, restore) run here: cgroup v1 throttling
+# is flat, so a process in a child group is not held by the caps set on the root group.
+INTERNAL_CGROUP = f"{BLKIO}/iogate-emu-internal"
 
 
 @dataclass(frozen=True)
@@ -72,7 +76,7 @@ def lv_name(text: str) -> str:
 class GuestBacking:
     """The guest side of an emulated vendor array (see module docstring)."""
 
-    def __init__(self, lab: Lab, run: Run) -> None:
+    def __init__(self, lab: Lab, run: Run, iops_per_volume: int | None = None) -> None:
         # linux_target's own setup: the VG and thin pool on the pool disk, the nvmet port, its sh().
         plain = {**lab.array.options, "vdo": False, "mirror": False}
         self.target = LinuxTarget(lab.model_copy(update={"array": lab.array.model_copy(update={"options": plain})}), run)
@@ -83,6 +87,8 @@ class GuestBacking:
         self.entries: dict[str, Entry] = {}
         self.state = Desired()
         self.lv_of: dict[str, str] = {}
+        # The emulated array's service level: reads and writes of each volume capped at this many IOPS each.
+        self.iops_per_volume = iops_per_volume
 
     # -- plumbing ------------------------------------------------------------------
     def _make(self, key: str, what: str, undo: str, script: str) -> None:
@@ -107,6 +113,28 @@ class GuestBacking:
     # -- lifecycle -----------------------------------------------------------------
     def setup(self) -> None:
         self.target.setup()
+        if self.iops_per_volume:
+            self._open_service_level()
+
+    def _open_service_level(self) -> None:
+        """Cap the array side, as an array's own service level does: the root blkio group's throttle on each
+        volume's LV holds every kernel submitter of LIO and nvmet (their threads live in the root group).
+        cgroup v2 has no throttle on its root group, so the guest must boot with the v1 hierarchy."""
+        self._make(
+            "service-level",
+            f"blkio group {INTERNAL_CGROUP} for the emulated array's own copies",
+            f'if [ -d {INTERNAL_CGROUP} ]; then for p in $(cat {INTERNAL_CGROUP}/cgroup.procs); do '
+            f'echo "$p" > {BLKIO}/cgroup.procs 2>/dev/null || true; done; rmdir {INTERNAL_CGROUP}; fi; true',
+            f"if [ ! -w {BLKIO}/blkio.throttle.read_iops_device ]; then echo 'the lab VM has no cgroup v1 blkio "
+            f"throttle at {BLKIO} (booted with systemd.unified_cgroup_hierarchy=0?): an emulated service level "
+            f"needs it' >&2; exit 1; fi; mkdir -p {INTERNAL_CGROUP}",
+        )
+
+    def _internal(self, command: str) -> str:
+        """`command` run outside the service level's caps (the array's own copies)."""
+        if not self.iops_per_volume:
+            return command
+        return f"echo $$ > {INTERNAL_CGROUP}/cgroup.procs && {command}"
 
     def open_array(self, iscsi_target_iqn: str, nvme_subsys_nqn: str) -> None:
         """The emulated array's iSCSI target (portal as linux_target's) and NVMe subsystem (on its nvmet port)."""
@@ -133,7 +161,7 @@ class GuestBacking:
     def close_array(self) -> None:
         """Everything of the emulated array removed from the guest (the pool stays)."""
         self.sync(Desired())
-        for key in ["nvme-subsystem", "iscsi-target"]:
+        for key in ["nvme-subsystem", "iscsi-target", "service-level"]:
             self._drop(key)
 
     def teardown(self) -> None:
@@ -157,6 +185,7 @@ class GuestBacking:
         for nqn in have.nvme_hosts - desired.nvme_hosts:
             self._drop(f"nvme-host:{nqn}")
         for vol in have.volumes.keys() - desired.volumes.keys():
+            self._drop(f"cap:{vol}")
             self._drop(f"backstore:{vol}")
             self._drop(f"volume:{vol}")
             self.lv_of.pop(vol, None)
@@ -200,6 +229,8 @@ class GuestBacking:
             f"lvremove -q -y {self.vg}/{lv} >/dev/null 2>&1; true",
             f"lvcreate -q -y -V {size}b -T {self.vg}/thinpool -n {lv} >/dev/null",
         )
+        if self.iops_per_volume:
+            self._cap(vol, lv, self.iops_per_volume)
         if spec.wwn:
             company_id, unit_serial = lio_wwn_parts(spec.wwn)
             core = f"{CFS}/target/core/iblock_0/{lv}"
@@ -212,6 +243,20 @@ class GuestBacking:
                 f"echo {unit_serial} > {core}/wwn/vpd_unit_serial && echo {company_id} > {core}/wwn/company_id && "
                 f"echo 1 > {core}/enable",
             )
+
+    def _cap(self, vol: str, lv: str, iops: int) -> None:
+        numbers = f"$(lsblk -dno MAJ:MIN /dev/{self.vg}/{lv} 2>/dev/null | tr -d ' ' || true)"
+        rules = [f"{BLKIO}/blkio.throttle.{direction}_iops_device" for direction in ("read", "write")]
+
+        def write(value: int) -> str:
+            return " && ".join(f'echo "$d {value}" > {rule}' for rule in rules)
+
+        self._make(
+            f"cap:{vol}",
+            f"service level of emulated volume {vol}: {iops} read + {iops} write IOPS (LV {self.vg}/{lv})",
+            f"d={numbers}; if [ -n \"$d\" ]; then {write(0)}; fi; true",
+            f"d={numbers} && [ -n \"$d\" ] && {write(iops)} && grep -qx \"$d {iops}\" {rules[0]}",
+        )
 
     def _add_iscsi_host(self, iqn: str) -> None:
         acl = f"{self.tpg}/acls/{iqn}"
@@ -277,7 +322,9 @@ class GuestBacking:
         else:
             raise ValueError(f"emulated array: no snapshot or volume {source} to copy over {vol}")
         path = f"{self.vg}/{src}"
-        copy = f"dd if=/dev/{path} of=/dev/{self.vg}/{self.lv_of[vol]} bs=1M iflag=direct oflag=direct conv=fsync status=none"
+        copy = self._internal(
+            f"dd if=/dev/{path} of=/dev/{self.vg}/{self.lv_of[vol]} bs=1M iflag=direct oflag=direct conv=fsync status=none"
+        )
         if activate:
             copy = f"lvchange -q -ay -K {path} && {{ {copy}; rc=$?; lvchange -q -an {path}; exit $rc; }}"
         self.target.sh(copy)
@@ -290,7 +337,9 @@ class GuestBacking:
         """The copy runs in the guest in the background; replica_done() says when it finished."""
         lv, flag = self._replica_paths(rep)
         source = f"/dev/{self.vg}/{self.lv_of[vol]}"
-        copy = shlex.quote(f"dd if={source} of=/dev/{self.vg}/{lv} bs=1M iflag=direct oflag=direct status=none && touch {flag}.done")
+        copy = shlex.quote(
+            self._internal(f"dd if={source} of=/dev/{self.vg}/{lv} bs=1M iflag=direct oflag=direct status=none && touch {flag}.done")
+        )
         self._make(
             f"replica:{rep}",
             f"emulated replica {rep} of {vol} (LV {self.vg}/{lv})",

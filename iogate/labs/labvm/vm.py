@@ -32,8 +32,11 @@ BOOT_TIMEOUT_S = 300
 # panic=1 oops=panic with qemu's -no-reboot: a guest kernel that oopses ends qemu at once, so the
 # tests fail fast on "connection refused" with the console in the post-mortem, not after minutes
 # of ssh timeouts against a dead guest.
+# systemd.unified_cgroup_hierarchy=0: the cgroup v1 blkio hierarchy, whose root group takes throttle
+# rules; v2 has no io.max on its root, and LIO's and nvmet's kernel threads submit from the root
+# group, so only v1 lets an emulated array cap its volumes on the target side (selftests/vendors).
 KERNEL_ARGS = ("root=LABEL=labvm-root rw console=ttyS0 net.ifnames=0 mitigations=off fsck.mode=skip "
-               "systemd.show_status=0 quiet panic=1 oops=panic")
+               "systemd.show_status=0 quiet panic=1 oops=panic systemd.unified_cgroup_hierarchy=0")
 
 
 @dataclass

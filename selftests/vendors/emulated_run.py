@@ -1,0 +1,92 @@
+"""Run a command against emulated vendor labs, end to end: `python -m selftests.vendors.emulated_run`.
+
+    python -m selftests.vendors.emulated_run pure,powerstore,ontap -- \\
+        python -m pytest tests -m "baseline or tiles or events" --profile smoke --lab {lab}
+
+Boots a lab VM of its own (its own port and working directory, so a lab VM of
+the labvm tier or of `labvm up` is never touched), then for each vendor in turn
+starts the emulated array (selftests/vendors/emulate.py: the backed,
+spec-checked fake over the guest, capped at its service level), runs the command
+with `{lab}` replaced by the generated lab file and `{vendor}` by the vendor's
+name, and stops the emulator (which removes its backing from the guest and fails
+on any spec violation it saw). The VM goes down at the end, whatever happened.
+Exit status: 0 only when every command and every emulator ended with 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from iogate.labs.labvm.cli import STATE_NAME
+from iogate.labs.labvm.vm import free_port
+from selftests.vendors.behaviour.conftest import VENDORS
+from selftests.vendors.emulate import DEFAULT_IOPS_PER_VOLUME
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _labvm(*args: str) -> None:
+    subprocess.run([sys.executable, "-m", "iogate", "labvm", *args], cwd=ROOT, check=True)
+
+
+def _start_emulator(vendor: str, state: dict[str, str], where: Path, iops: int) -> tuple[subprocess.Popen[str], Path]:
+    argv = [sys.executable, "-m", "selftests.vendors.emulate", vendor, "--transport", state["transport"],
+            "--ssh-key", state["ssh_key"], "--dir", str(where), "--iops-per-volume", str(iops)]
+    emulator = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    assert emulator.stdout is not None
+    line = emulator.stdout.readline().strip()  # the lab file, once the array serves; '' if it ended
+    if not line:
+        emulator.wait()
+        raise SystemExit(f"emulated {vendor}: the emulator ended before it served (exit {emulator.returncode})")
+    return emulator, Path(line)
+
+
+def _stop_emulator(emulator: subprocess.Popen[str]) -> int:
+    emulator.send_signal(signal.SIGTERM)
+    return emulator.wait()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("vendors", help=f"comma-separated, of {', '.join(sorted(VENDORS))}")
+    parser.add_argument("--workdir", type=Path, default=Path("/var/tmp/iogate-emulated-run"))
+    parser.add_argument("--iops-per-volume", type=int, default=DEFAULT_IOPS_PER_VOLUME)
+    argv = sys.argv[1:] if argv is None else argv
+    split = argv.index("--") if "--" in argv else len(argv)
+    args = parser.parse_args(argv[:split])
+    command = argv[split + 1:]  # after --: the command, with {lab} and {vendor}
+    vendors = [v for v in args.vendors.split(",") if v]
+    unknown = [v for v in vendors if v not in VENDORS]
+    if unknown or not vendors or not command:
+        parser.error(f"vendors from {sorted(VENDORS)} and a command after --; unknown: {unknown}")
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    vm_dir = args.workdir / "vm"
+    _labvm("up", "--workdir", str(vm_dir), "--port", str(free_port()))
+    failed: list[str] = []
+    try:
+        state = json.loads((vm_dir / STATE_NAME).read_text())
+        for vendor in vendors:
+            emulator, lab = _start_emulator(vendor, state, args.workdir / vendor, args.iops_per_volume)
+            try:
+                argv_v = [word.replace("{lab}", str(lab)).replace("{vendor}", vendor) for word in command]
+                print(f"emulated {vendor}: {shlex.join(argv_v)}", flush=True)
+                if subprocess.run(argv_v, cwd=ROOT, check=False).returncode != 0:
+                    failed.append(f"{vendor}: command")
+            finally:
+                if _stop_emulator(emulator) != 0:
+                    failed.append(f"{vendor}: emulator (spec violations or a backing left behind)")
+    finally:
+        _labvm("down", "--workdir", str(vm_dir))
+    for item in failed:
+        print(f"emulated_run: failed: {item}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
