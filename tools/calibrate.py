@@ -229,6 +229,22 @@ def record(results: dict[str, dict[str, Observed]], runs: dict[str, list[tuple[i
     return "\n".join(lines)
 
 
+def pool(sources: list[Path], rows_dir: Path, families: list[str]) -> None:
+    """One calibration from several: every family's rows and run outcomes of each source, in order."""
+    rows_dir.mkdir(parents=True, exist_ok=True)
+    runs: dict[str, list[list[float]]] = defaultdict(list)
+    loads: list[str] = []
+    for source in sources:
+        saved = json.loads((source / "runs.json").read_text())
+        for family, outcomes in saved["runs"].items():
+            runs[family] += outcomes
+        loads += saved["loads"]
+    for family in families:
+        text = "".join((s / f"{family}.jsonl").read_text() for s in sources if (s / f"{family}.jsonl").exists())
+        (rows_dir / f"{family}.jsonl").write_text(text)
+    (rows_dir / "runs.json").write_text(json.dumps({"runs": runs, "loads": loads}))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=20, help="runs per family (>= 20 for a record that sets bounds)")
@@ -249,12 +265,20 @@ def main(argv: list[str] | None = None) -> int:
                         help="keep every verdict row and run outcome in this directory (default: a temporary one)")
     parser.add_argument("--render-only", action="store_true",
                         help="run nothing: re-render the record from --rows against the spec's current bounds")
+    parser.add_argument("--merge", action="append", type=Path, default=[], metavar="DIR",
+                        help="pool the rows of several calibrations (their --rows directories, e.g. one per emulated "
+                        "vendor) into --rows and render the record of the union; runs nothing")
     parser.add_argument("--together", action="store_true",
                         help="run every family in one pytest session per round (N rounds; --n-for does not apply)")
     parser.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
     args = parser.parse_args(argv)
     families = [f for f in args.families.split(",") if f]
     n_for = {name: int(count) for name, count in (item.split("=", 1) for item in args.n_for)}
+    if args.merge:
+        if args.rows is None:
+            parser.error("--merge needs --rows DIR (where the pooled rows go)")
+        pool(args.merge, args.rows, families)
+        args.render_only = True
     if args.render_only:
         if args.rows is None:
             parser.error("--render-only needs --rows DIR")

@@ -37,3 +37,21 @@ def test_every_calibrated_bound_sits_at_the_margin_beyond_the_worst_observed_val
     loaded = calibrate.load_spec(spec)
     unobserved = {family: sorted(set(loaded.for_family(family).checks) - set(results[family])) for family in runs}
     assert not any(unobserved.values()), f"checks of calibrated families with no observed value: {unobserved}"
+
+
+def test_a_pooled_calibration_holds_every_sources_rows_and_runs(tmp_path: Path) -> None:
+    """The emulated spec is calibrated over three vendors, one calibration each, pooled (calibrate.py --merge)."""
+    row = {"criterion": "iops_min", "measured": 0.0, "bound": 230, "unit": "IOPS", "passed": True, "test": "t"}
+    sources = []
+    for vendor, (iops, seconds) in {"pure": (280.0, 500.0), "ontap": (270.0, 520.0)}.items():
+        source = tmp_path / vendor
+        source.mkdir()
+        (source / "baseline.jsonl").write_text(json.dumps(row | {"measured": iops}) + "\n")
+        (source / "runs.json").write_text(json.dumps({"runs": {"baseline": [[0, seconds]]}, "loads": [f"{vendor} a", f"{vendor} b"]}))
+        sources.append(source)
+    pooled = tmp_path / "pooled"
+    calibrate.pool(sources, pooled, ["baseline", "tiles"])
+    assert [r["measured"] for r in calibrate.load_rows(pooled / "baseline.jsonl")] == [280.0, 270.0]
+    assert calibrate.load_rows(pooled / "tiles.jsonl") == []
+    saved = json.loads((pooled / "runs.json").read_text())
+    assert saved == {"runs": {"baseline": [[0, 500.0], [0, 520.0]]}, "loads": ["pure a", "pure b", "ontap a", "ontap b"]}

@@ -27,7 +27,7 @@ def write(tmp_path: Path, text: str) -> Path:
     return path
 
 
-@pytest.mark.parametrize("name", ["poc", "nightly", "local"])
+@pytest.mark.parametrize("name", ["poc", "nightly", "local", "emulated"])
 def test_each_shipped_spec_wires_every_check_to_a_test(name: str) -> None:
     spec = load_named(name)
     for family in FAMILIES:
