@@ -295,21 +295,44 @@ def parse_logs(files: Mapping[str, str], host: str, interval_ms: int = 1000) -> 
     return samples, hist
 
 
-def job_spans(data: Mapping[str, Any], host: str) -> list[JobSpan]:
-    """Each job's measured phase on the epoch clock, from one fio process' json.
-
-    fio resets its clock when the ramp ends and every job of one process starts
-    measuring then: the start is the report's timestamp_ms minus the longest
-    job_runtime; a job ends job_runtime (its longest clone's) after that start.
-    The grid (iogate.metrics.grid) expects an interval from each job for every
-    interval of this span, a missing one counting as 0 IOPS.
-    """
+def _runtimes(data: Mapping[str, Any], host: str) -> tuple[int, dict[str, int]]:
+    """(the report's timestamp_ms, each job's job_runtime: its longest clone's)."""
     try:
-        end_ms = int(data["timestamp_ms"])
+        report_ms = int(data["timestamp_ms"])
         runtimes: dict[str, int] = defaultdict(int)
         for raw in data["jobs"]:
             runtimes[raw["jobname"]] = max(runtimes[raw["jobname"]], int(raw["job_runtime"]))
     except (KeyError, TypeError, ValueError) as exc:
         raise EngineError(f"fio json of host {host}: cannot tell when the jobs ran (lacks {exc})") from exc
-    start_ms = end_ms - max(runtimes.values(), default=0)
+    return report_ms, runtimes
+
+
+def measured_start_ms(data: Mapping[str, Any], samples: Iterable[Sample], host: str, interval_ms: int = 1000) -> int:
+    """When one fio process' measured phase began, on the epoch clock.
+
+    fio resets its clock when the ramp ends and every job of the process starts measuring then. The
+    report's timestamp_ms minus the longest job_runtime is a start never too early, but late by the
+    time fio took to end its jobs and write the report: 25 rate-limited jobs in the TCG lab VM took
+    1.0-1.1 s, so the judged window began a second late (dropping the first measured second) and
+    ended a second after fio's last logged one (an interval of zeros: every low-rate VM "missed" its
+    last 5 s interval). A job's first log line ends its first measured interval, so where the lines
+    show an earlier start they set it; a process whose first second logged nothing keeps the
+    report's (a stall there stays inside the judged window)."""
+    report_ms, runtimes = _runtimes(data, host)
+    start_ms = report_ms - max(runtimes.values(), default=0)
+    firsts = [sample.t_ms for sample in samples]
+    return min(start_ms, min(firsts) - interval_ms) if firsts else start_ms
+
+
+def job_spans(data: Mapping[str, Any], host: str, start_ms: int | None = None) -> list[JobSpan]:
+    """Each job's measured phase on the epoch clock, from one fio process' json.
+
+    Every job of one process starts measuring at `start_ms` (measured_start_ms; by default the
+    report's timestamp_ms minus the longest job_runtime) and ends job_runtime after it.
+    The grid (iogate.metrics.grid) expects an interval from each job for every
+    interval of this span, a missing one counting as 0 IOPS.
+    """
+    report_ms, runtimes = _runtimes(data, host)
+    if start_ms is None:
+        start_ms = report_ms - max(runtimes.values(), default=0)
     return [JobSpan(host, name, start_ms, start_ms + runtime) for name, runtime in sorted(runtimes.items())]

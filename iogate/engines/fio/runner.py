@@ -198,13 +198,14 @@ class FioEngine(HostEngine):
         samples, hist = parse.parse_logs(logs, initiator.name)
         results = parse.parse_jobs(data, initiator.name)
         runtime_ms = max(int(j.get("job_runtime", 0)) for j in data["jobs"])
+        start_ms = parse.measured_start_ms(data, samples, initiator.name)
         return HostOutcome(
             host=initiator.name,
             jobs=results,
             samples=samples,
             hist=hist,
-            spans=parse.job_spans(data, initiator.name),
-            end_ms=int(data["timestamp_ms"]),
+            spans=parse.job_spans(data, initiator.name, start_ms),
+            end_ms=start_ms + runtime_ms,
             runtime_ms=runtime_ms,
             cpu_busy_pct=100.0 * (busy1 - busy0) / max(total1 - total0, 1),
             artifacts=artifacts,
