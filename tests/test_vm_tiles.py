@@ -7,7 +7,8 @@ it); tiles go to hosts in blocks (tiles 1-5 on host 1, 6-10 on host 2) and VM
 disks round-robin over the volumes. The tile count comes from --tiles, else the
 lab YAML's `tiles`, else the profile (smoke 1, quick 2, full 10). A functional
 lab's `load_scale` (the TCG lab VM: 0.25) multiplies every VM's target; each VM
-is judged against the whole IOPS fio paces it at.
+is judged against the whole IOPS fio paces it at, over intervals stretched by
+1 / load_scale (20 s at 0.25) so an interval holds as many I/Os as the procedure's.
 
 Verdicts (spec family `tiles`): target_iops_held per VM over vdbench-like 5 s
 intervals (naming every VM that missed), latency_bound per workload type
@@ -44,11 +45,12 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 @allure.feature("tiles")
 @allure.story("every VM reaches and maintains its IOPS target")
 def test_vm_tiles(tiles, lab, prefilled, connect, measure, profile, spec, judge):
-    runtime_s = TILE.runtime_s(profile.tile_runtime_s)
+    runtime_s = TILE.runtime_s(profile.tile_runtime_s, lab.load_scale)
     hosts = [h.name for h in lab.hosts]
     plan = tile_jobs(TILE, tiles, hosts, prefilled, lambda volume, host: connect(lab.baseline, volume, host),
                      runtime_s=runtime_s, ramp_s=profile.ramp_s, scale=lab.load_scale)
     for key, value in {"protocol": lab.baseline, "tiles": tiles, "vms": len(plan.jobs), "load_scale": lab.load_scale,
+                       "judge_interval_s": TILE.judge_interval_ms_at(lab.load_scale) / 1000,
                        "target_iops_total": sum(plan.targets.values()), "runtime_s": runtime_s, "ramp_s": profile.ramp_s}.items():
         allure.dynamic.parameter(key, value)
     result = measure(RunPlan(f"tiles-x{tiles}", plan.jobs))
@@ -57,7 +59,7 @@ def test_vm_tiles(tiles, lab, prefilled, connect, measure, profile, spec, judge)
                           "kind": plan.kinds[job.name], "target_iops": plan.targets[job.name],
                           "measured_iops": round(sum(d.iops for d in by_job[(job.target.host, job.name)].directions.values()), 1)}
                          for job in plan.jobs])
-    series = judged_series(result, TILE.judge_interval_ms)
+    series = judged_series(result, TILE.judge_interval_ms_at(lab.load_scale))
     kinds = sorted(set(plan.kinds.values()))
     for check in spec.for_family("tiles"):
         if check.criterion == target_iops_held.NAME:

@@ -95,6 +95,14 @@ def test_a_scaled_tile_judges_each_vm_against_the_whole_iops_fio_paces_it_at() -
     assert [job.target_iops for job in plan.jobs] == list(plan.targets.values())
 
 
+def test_a_scaled_tile_is_judged_over_intervals_holding_the_procedures_io_count() -> None:
+    """5 s at full rate; 20 s at load_scale 0.25 (a 10 IOPS VM paced at 2-2.5 does 40-50 I/Os an interval, as at
+    full rate); whole seconds, never fewer I/Os. The smoke tile then lasts 4 such intervals + fio's exit second."""
+    assert [TILE.judge_interval_ms_at(scale) for scale in (1.0, 0.5, 0.4, 0.25)] == [5000, 10000, 13000, 20000]
+    assert TILE.runtime_s(PROFILES["smoke"].tile_runtime_s, 0.25) == 81
+    assert TILE.runtime_s(PROFILES["smoke"].tile_runtime_s) == 21
+
+
 def test_tile_vm_job_rate_is_its_target_and_stays_in_its_region() -> None:
     vm = next(v for v in TILE.vms_of_tile() if v.name == "web-light-1")
     (placement,) = place_vms([[vm.name]], ["h1"], [volume("v1")], span_pct=TILE.io_span_pct)

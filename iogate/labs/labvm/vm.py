@@ -85,6 +85,25 @@ class LabVM:
         """Run a command in the guest (for set-up and diagnosis; drivers use testinfra)."""
         return subprocess.run(self.ssh_argv(command), capture_output=True, text=True, timeout=timeout_s, check=False)
 
+    def set_clock(self) -> None:
+        """Step the guest's clock to this machine's. It boots from qemu's RTC, which holds whole seconds,
+        and under TCG it drifts while qemu is starved of CPU; the suite's preflight refuses a host more
+        than 100 ms off (per-second logs must line up with the controller's event times). The time is
+        sent once the guest's shell answers, so the connection's set-up does not make it stale."""
+        setter = subprocess.Popen(self.ssh_argv('echo ready; read -r t; date -u -s "@$t" >/dev/null'),
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert setter.stdin is not None and setter.stdout is not None
+        try:
+            if setter.stdout.readline().strip() == "ready":
+                setter.stdin.write(f"{time.time():.6f}\n")
+                setter.stdin.flush()
+            _, said = setter.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            setter.kill()
+            raise LabVMError(f"lab VM: setting its clock over SSH (port {self.port}) took over 60 s") from None
+        if setter.returncode != 0:
+            raise LabVMError(f"lab VM: cannot set its clock: exit {setter.returncode}: {said.strip()[-500:]}")
+
     def alive(self) -> bool:
         try:
             return self.marker in Path(f"/proc/{self.pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
@@ -180,6 +199,7 @@ def boot(
     vm = LabVM(image=image, run=run, port=port, pid=process.pid, marker=marker, serial_log=serial_log, entries=entries)
     try:
         _wait_for_ssh(vm, process, timeout_s)
+        vm.set_clock()
     except BaseException:
         vm.stop()
         raise
