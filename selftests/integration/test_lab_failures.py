@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -81,6 +82,7 @@ def test_fio_server_abort_is_an_engine_error_in_client_server_mode(tmp_path: Pat
     import socket
 
     from iogate.engines.fio.client_server import ClientServerEngine
+    from iogate.hosts.preflight import fio_server_problem
     from iogate.lab import HostConfig
 
     with socket.socket() as probe:  # a free port of our own for the server
@@ -94,6 +96,13 @@ def test_fio_server_abort_is_an_engine_error_in_client_server_mode(tmp_path: Pat
     server = subprocess.Popen(["fio", f"--server=ip:127.0.0.1,{port}"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     run = Run.start(tmp_path / "work", "csabort")
     try:
+        # The server must listen before the client connects: on a loaded machine it took longer than the mkfs
+        # and mount below, and the run failed "fio: failed to connect" (a make check failure at e99d873).
+        deadline = time.monotonic() + 60
+        while fio_server_problem(HostConfig(name="me", address="127.0.0.1"), port, timeout_s=1) is not None:
+            assert server.poll() is None, f"fio --server exited {server.returncode}"
+            assert time.monotonic() < deadline, f"fio --server on port {port} did not listen within 60 s"
+            time.sleep(0.1)
         subprocess.run(["mkfs.ext4", "-q", "-F", device], check=True)
         subprocess.run(["mount", device, str(mnt)], check=True)
         me = Initiator.from_config(HostConfig(name="me", address="127.0.0.1"))

@@ -29,6 +29,7 @@ from selftests.vendors.behaviour.conftest import VENDORS
 from selftests.vendors.emulate import DEFAULT_IOPS_PER_VOLUME
 
 ROOT = Path(__file__).resolve().parents[2]
+INTERRUPTED = 2  # what pytest and a Python tool interrupted by ^C exit with (pytest's ExitCode.INTERRUPTED)
 
 
 def _labvm(*args: str) -> None:
@@ -76,8 +77,11 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 argv_v = [word.replace("{lab}", str(lab)).replace("{vendor}", vendor) for word in command]
                 print(f"emulated {vendor}: {shlex.join(argv_v)}", flush=True)
-                if subprocess.run(argv_v, cwd=ROOT, check=False).returncode != 0:
+                returncode = subprocess.run(argv_v, cwd=ROOT, check=False).returncode
+                if returncode != 0:
                     failed.append(f"{vendor}: command")
+                if returncode < 0 or returncode == INTERRUPTED:  # a ^C reaches the command too: stop here
+                    raise KeyboardInterrupt
             finally:
                 if _stop_emulator(emulator) != 0:
                     failed.append(f"{vendor}: emulator (spec violations or a backing left behind)")
