@@ -121,10 +121,11 @@ class Sample:
 class JobSpan:
     """The measured phase of one job (every clone) on the epoch clock: the span its grid covers.
 
-    From the fio json: start = report timestamp minus job_runtime, an upper
-    bound of the true start (fio writes its report a little after the jobs
-    end); end - start = job_runtime, exact. The grid finds the true start on
-    the phase of the job's own log lines (see iogate.metrics.grid).
+    From the fio json and logs (iogate.engines.fio.parse.measured_start_ms): start =
+    report timestamp minus job_runtime, an upper bound of the true start (fio writes
+    its report after the jobs end: 1 s later in a TCG guest), or earlier where the
+    process' first log line shows it; end - start = job_runtime, exact. The grid
+    finds the true start on the phase of the job's own log lines (see iogate.metrics.grid).
     """
 
     host: str
