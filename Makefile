@@ -69,7 +69,8 @@ export: $(STAMP)
 	$(PY) -m iogate export --out exports
 
 # Speed budgets are benchmarks (make bench), never gates: a loaded machine misses any wall-clock bound.
-# The vendor behaviour tier (SDK -> spec-checked fake -> LIO/nvmet in the lab VM, ~20 min under TCG)
+# The vendor behaviour tier (SDK -> spec-checked fake -> LIO/nvmet in the lab VM, and the emulated spec's
+# catch on emulated arrays of their own: ~30 min under TCG)
 # is its own slow tier: make vendor-behaviour.
 # The fault campaign's lab-VM-killed row boots and kills a guest of its own (~3 min under TCG): it runs
 # in `make faults`, not here, to keep check under its 40 min budget. --durations: where check's time goes.
