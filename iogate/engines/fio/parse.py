@@ -295,8 +295,9 @@ def parse_logs(files: Mapping[str, str], host: str, interval_ms: int = 1000) -> 
     return samples, hist
 
 
-def _runtimes(data: Mapping[str, Any], host: str) -> tuple[int, dict[str, int]]:
-    """(the report's timestamp_ms, each job's job_runtime: its longest clone's)."""
+def _report_start_ms(data: Mapping[str, Any], host: str) -> tuple[int, dict[str, int]]:
+    """(the report's start: its timestamp_ms minus the longest job_runtime, never too early;
+    each job's job_runtime: its longest clone's)."""
     try:
         report_ms = int(data["timestamp_ms"])
         runtimes: dict[str, int] = defaultdict(int)
@@ -304,7 +305,7 @@ def _runtimes(data: Mapping[str, Any], host: str) -> tuple[int, dict[str, int]]:
             runtimes[raw["jobname"]] = max(runtimes[raw["jobname"]], int(raw["job_runtime"]))
     except (KeyError, TypeError, ValueError) as exc:
         raise EngineError(f"fio json of host {host}: cannot tell when the jobs ran (lacks {exc})") from exc
-    return report_ms, runtimes
+    return report_ms - max(runtimes.values(), default=0), runtimes
 
 
 def measured_start_ms(data: Mapping[str, Any], samples: Iterable[Sample], host: str, interval_ms: int = 1000) -> int:
@@ -318,8 +319,7 @@ def measured_start_ms(data: Mapping[str, Any], samples: Iterable[Sample], host: 
     last 5 s interval). A job's first log line ends its first measured interval, so where the lines
     show an earlier start they set it; a process whose first second logged nothing keeps the
     report's (a stall there stays inside the judged window)."""
-    report_ms, runtimes = _runtimes(data, host)
-    start_ms = report_ms - max(runtimes.values(), default=0)
+    start_ms, _ = _report_start_ms(data, host)
     firsts = [sample.t_ms for sample in samples]
     return min(start_ms, min(firsts) - interval_ms) if firsts else start_ms
 
@@ -332,7 +332,7 @@ def job_spans(data: Mapping[str, Any], host: str, start_ms: int | None = None) -
     The grid (iogate.metrics.grid) expects an interval from each job for every
     interval of this span, a missing one counting as 0 IOPS.
     """
-    report_ms, runtimes = _runtimes(data, host)
+    report_start_ms, runtimes = _report_start_ms(data, host)
     if start_ms is None:
-        start_ms = report_ms - max(runtimes.values(), default=0)
+        start_ms = report_start_ms
     return [JobSpan(host, name, start_ms, start_ms + runtime) for name, runtime in sorted(runtimes.items())]
