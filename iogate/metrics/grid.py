@@ -17,7 +17,8 @@ therefore goes through a grid of the intervals a job *should* have logged:
   floor(job_runtime / interval) intervals. fio's partial last interval is not
   expected, nor its last whole one unless logged (fio writes it only when its
   timer beats the job's end). A time filter (Series.where) then keeps the
-  intervals ending in (start, end].
+  intervals ending in (start, end], their stamps allowed a tenth of an interval
+  of lateness (Series.ends_within).
 * A line counts for the grid interval it overlaps most (its stamp rounded to
   the nearest grid end). An interval with no line is 0 IOPS with an unknown
   (None) latency. A second line in the same interval (after a stall) adds the
@@ -42,10 +43,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from statistics import median_low
 
-from iogate.metrics.types import Dir, Interval, JobSpan, Sample, Series
-
-# Phases closer than this fraction of an interval are one clock (fio stamps a few ms late).
-JITTER_FRACTION = 0.1
+from iogate.metrics.types import JITTER_FRACTION, Dir, Interval, JobSpan, Sample, Series
 
 
 @dataclass(frozen=True)
@@ -83,9 +81,9 @@ def _start_ms(lines: Sequence[Sample], span: JobSpan, interval_ms: int) -> int:
     return bound - (bound - phase) % interval_ms
 
 
-def _grid(key: tuple[str, str, int, Dir], lines: Sequence[Sample], span: JobSpan, interval_ms: int,
-          bounds_ms: tuple[int, int] | None) -> JobGrid:
+def _grid(key: tuple[str, str, int, Dir], lines: Sequence[Sample], span: JobSpan, series: Series) -> JobGrid:
     host, job, clone, direction = key
+    interval_ms = series.interval_ms
     origin = _start_ms(lines, span, interval_ms)
     # The span's length is exact (fio's job_runtime); fio's partial last interval is not expected.
     last = math.floor((span.end_ms - span.start_ms) / interval_ms + JITTER_FRACTION)
@@ -110,11 +108,10 @@ def _grid(key: tuple[str, str, int, Dir], lines: Sequence[Sample], span: JobSpan
         if line.clat_mean_ns is not None and iops > 0:
             lat_sum[number] += iops * line.clat_mean_ns
             lat_weight[number] += iops
-    low, high = bounds_ms if bounds_ms else (None, None)
+    low, high = series.bounds_ms if series.bounds_ms else (None, None)
     intervals = tuple(
         (origin + n * interval_ms, weight.get(n, 0.0), lat_sum[n] / lat_weight[n] if lat_weight.get(n) else None)
-        for n in range(1, last + 1)
-        if (low is None or origin + n * interval_ms > low) and (high is None or origin + n * interval_ms <= high)
+        for n in range(1, last + 1) if series.ends_within(origin + n * interval_ms, low, high)
     )
     return JobGrid(host, job, clone, direction, origin, intervals, bool(lines))
 
@@ -135,10 +132,10 @@ def job_grids(series: Series) -> list[JobGrid]:
     for key, lines in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2], kv[0][3].value)):
         lines.sort(key=lambda s: s.t_ms)
         span = spans.get((key[0], key[1])) or JobSpan(key[0], key[1], lines[0].t_ms - interval_ms, lines[-1].t_ms)
-        grids.append(_grid(key, lines, span, interval_ms, series.bounds_ms))
+        grids.append(_grid(key, lines, span, series))
     for (host, job), span in sorted(spans.items()):
         if not any(g.host == host and g.job == job for g in grids):
-            grids.append(_grid((host, job, 0, Dir.READ), [], span, interval_ms, series.bounds_ms))
+            grids.append(_grid((host, job, 0, Dir.READ), [], span, series))
     return grids
 
 

@@ -13,6 +13,11 @@ from enum import StrEnum
 
 from iogate.metrics.latency import LatencyHistogram
 
+# fio stamps an interval's log line when its timer thread gets to it: a few ms after the interval
+# ended, and each clone of a process on its own (0-4 ms apart on an idle machine, more under load).
+# Up to this fraction of an interval late, a stamp still belongs to the interval it closes.
+JITTER_FRACTION = 0.1
+
 
 class Dir(StrEnum):
     READ = "read"
@@ -165,6 +170,13 @@ class Series:
     spans: tuple[JobSpan, ...] = ()
     bounds_ms: tuple[int, int] | None = None  # a time filter: grid intervals ending in (low, high] count
 
+    def ends_within(self, stamp_ms: int, low_ms: int | None, high_ms: int | None) -> bool:
+        """Whether the interval stamped `stamp_ms` ended in (low, high]. Stamps are late by up to
+        JITTER_FRACTION of an interval, so a bound counts that much later: otherwise a bound placed on
+        one clone's stamp (a window from the measured start) splits the clones of one second."""
+        late_ms = round(self.interval_ms * JITTER_FRACTION)
+        return (low_ms is None or stamp_ms > low_ms + late_ms) and (high_ms is None or stamp_ms <= high_ms + late_ms)
+
     def effective_spans(self) -> tuple[JobSpan, ...]:
         """The given spans, else one per (host, job): from its first line's interval to the series' last line."""
         if self.spans or not self.samples:
@@ -177,16 +189,15 @@ class Series:
 
     def where(self, *, job: str | None = None, host: str | None = None, dir: Dir | None = None,
               start_ms: int | None = None, end_ms: int | None = None) -> Series:
-        """Lines matching all given filters; a time filter keeps intervals ending in (start, end],
-        of the logged lines and of every job's expected grid alike (Series.bounds_ms)."""
+        """Lines matching all given filters; a time filter keeps intervals ending in (start, end]
+        (ends_within), of the logged lines and of every job's expected grid alike (Series.bounds_ms)."""
 
         def keep(s: Sample | HistSample) -> bool:
             return (
                 (job is None or s.job == job)
                 and (host is None or s.host == host)
                 and (dir is None or s.dir == dir)
-                and (start_ms is None or s.t_ms > start_ms)
-                and (end_ms is None or s.t_ms <= end_ms)
+                and self.ends_within(s.t_ms, start_ms, end_ms)
             )
 
         spans = tuple(span for span in self.effective_spans()
