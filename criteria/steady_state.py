@@ -52,6 +52,16 @@ def check_window(values: Sequence[float], max_range_pct: float, max_slope_pct: f
             "steady": range_pct <= max_range_pct and excursion_pct <= max_slope_pct}
 
 
+def _closest(rows: Sequence[dict[str, object]], rounds: Sequence[float], window_rounds: int, params: Params) -> str:
+    """The window nearest to steady (by the larger of its two ratios to their bounds), with its rounds' values."""
+    def distance(row: dict[str, object]) -> float:
+        return max(float(row["range_pct"]) / params.max_range_pct, float(row["slope_excursion_pct"]) / params.max_slope_pct)  # type: ignore[arg-type]
+    end, row = min(enumerate(rows, window_rounds), key=lambda item: distance(item[1]))
+    values = ", ".join(f"{v:.6g}" for v in rounds[end - window_rounds:end])
+    return (f"closest rounds {row['rounds']}: range {row['range_pct']:.1f} %, slope excursion "
+            f"{row['slope_excursion_pct']:.1f} % of mean {row['mean']:.6g} ({values})")
+
+
 def evaluate(rounds: Sequence[float], params: Params) -> Verdict:
     window_rounds, max_rounds = params.window_rounds, params.max_rounds
     max_range_pct, max_slope_pct = params.max_range_pct, params.max_slope_pct
@@ -70,6 +80,6 @@ def evaluate(rounds: Sequence[float], params: Params) -> Verdict:
                                   f"slope excursion {row['slope_excursion_pct']:.1f} % (<= {max_slope_pct:g}) of mean {row['mean']:.6g}")
     reason = (f"only {len(considered)} rounds, a window needs {window_rounds}" if len(considered) < window_rounds
               else f"no window of {window_rounds} rounds within {len(considered)} rounds met range <= {max_range_pct:g} % "
-                   f"and slope excursion <= {max_slope_pct:g} %")
+                   f"and slope excursion <= {max_slope_pct:g} %; {_closest(rows, considered, window_rounds, params)}")
     return Verdict(NAME, False, len(considered), max_rounds, Unit.ROUNDS, f"rounds 1-{len(considered)}", evidence=tuple(rows),
                    detail=reason)

@@ -43,6 +43,13 @@ def test_noise_without_trend_fails_the_range() -> None:
     assert row["range_pct"] > 20 and not steady_state.evaluate(noisy, steady_state.Params()).passed
 
 
+def test_a_failure_says_how_far_the_closest_window_was() -> None:
+    """Range 35 / mean 110.6 = 31.6 %; slope -0.2 per round x 4 rounds / 110.6 = 0.7 % (by hand)."""
+    noisy = [100.0, 130.0, 95.0, 128.0, 100.0]
+    detail = steady_state.evaluate(noisy, steady_state.Params()).detail
+    assert detail.endswith("closest rounds 1-5: range 31.6 %, slope excursion 0.7 % of mean 110.6 (100, 130, 95, 128, 100)")
+
+
 def test_too_few_rounds_fails() -> None:
     verdict = steady_state.evaluate([1.0, 1.0, 1.0], steady_state.Params())
     assert not verdict.passed and "only 3 rounds" in verdict.detail
