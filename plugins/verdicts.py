@@ -77,10 +77,24 @@ def verdict_table_html(verdicts: list[Verdict]) -> str:
     return html_table(VERDICT_COLUMNS, [verdict_cells(v) for v in verdicts])
 
 
-def _append_rows(path: str, nodeid: str, verdicts: list[Verdict]) -> None:
+def _append_rows(path: str, nodeid: str, verdicts: list[Verdict], invalid: str | None = None) -> None:
+    """One json line per verdict; a failed one measured on a saturated generator carries the reason the
+    test reported it invalid (`measurement_invalid`), so a reader of the rows judges as the test did."""
     with Path(path).open("a", encoding="utf-8") as out:
         for verdict in verdicts:
-            out.write(json.dumps({"test": nodeid, **verdict.row(), "evidence": list(verdict.evidence)}, default=str) + "\n")
+            row = {"test": nodeid, **verdict.row(), "evidence": list(verdict.evidence),
+                   "measurement_invalid": None if verdict.passed else invalid}
+            out.write(json.dumps(row, default=str) + "\n")
+
+
+def _invalid_reason(pyfuncitem: pytest.Function, failed: list[Verdict]) -> str | None:
+    """Why the failed verdicts measured the initiator, not the array (a saturated generator); None when
+    they stand, and always when an error count failed (an error is never excused)."""
+    saturated = saturated_hosts((p.name, p.result) for p in pyfuncitem.stash.get(POINTS, []))
+    if not failed or not saturated or any(v.unit is Unit.ERRORS for v in failed):
+        return None
+    return (f"generator saturated: {'; '.join(s.line() for s in saturated)} (fit to measure below "
+            f"{GENERATOR_CPU_BUSY_MAX_PCT:g} %): the failed verdicts below measured the initiator, not the array")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -104,6 +118,8 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function):  # type: ignore[no-untyped-
     verdicts = pyfuncitem.stash.setdefault(VERDICTS, [])
     if "run" in pyfuncitem.fixturenames:
         verdicts.extend(results.after_test(pyfuncitem, pyfuncitem.funcargs["run"].run_id, list(verdicts)))
+    failed = [v for v in verdicts if not v.passed]
+    invalid = _invalid_reason(pyfuncitem, failed)
     if verdicts:
         with allure.step(f"verdicts: {sum(v.passed for v in verdicts)}/{len(verdicts)} passed"):
             allure.attach(verdict_table_html(verdicts), name="verdicts", attachment_type=allure.attachment_type.HTML)
@@ -111,19 +127,15 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function):  # type: ignore[no-untyped-
             print(verdict.line())
         out = pyfuncitem.config.getoption("verdicts_jsonl", None)
         if out:
-            _append_rows(out, pyfuncitem.nodeid, verdicts)
+            _append_rows(out, pyfuncitem.nodeid, verdicts, invalid)
     if not verdicts and "judge" in pyfuncitem.fixturenames:
         spec = pyfuncitem.funcargs.get("spec")
         raise AssertionError(FAILURE_PREFIX + f"nothing judged: spec {getattr(spec, 'path', '?')} has no check "
                              "for what this test measured (add its family's checks, or deselect the test)")
-    failed = [v for v in verdicts if not v.passed]
     if failed:
         # One line per failed verdict, each a statement: criterion, measured, bound, window, what missed.
         lines = "\n".join(FAILURE_PREFIX + v.line() for v in failed)
-        saturated = saturated_hosts((p.name, p.result) for p in pyfuncitem.stash.get(POINTS, []))
-        if saturated and not any(v.unit is Unit.ERRORS for v in failed):
-            raise MeasurementInvalid(
-                f"{INVALID_PREFIX}generator saturated: {'; '.join(s.line() for s in saturated)} (fit to measure below "
-                f"{GENERATOR_CPU_BUSY_MAX_PCT:g} %): the failed verdicts below measured the initiator, not the array\n{lines}")
+        if invalid:
+            raise MeasurementInvalid(f"{INVALID_PREFIX}{invalid}\n{lines}")
         raise AssertionError(lines)
     return result

@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 
 from criteria.spec import load_spec
-from selftests.spec_catches import LOCAL_LAB, Injection, Stall, assert_caught, details, failed, run_family
+from selftests.spec_catches import LOCAL_LAB, Injection, Stall, assert_caught, details, failed, invalid, run_family
 
 LOCAL_SPEC = load_spec(LOCAL_LAB.parents[1] / "criteria" / "local.yaml")
 # regression judges a run against a stored baseline run, not the lab: test_regression_store covers it.
@@ -81,6 +81,10 @@ def test_the_clean_lab_passes_every_check_of_the_local_spec(tmp_path: Path) -> N
     expected = {name for family in LOCAL_FAMILIES for name in LOCAL_SPEC.for_family(family).checks}
     assert expected <= set(rows), f"checks never judged on the clean lab: {sorted(expected - set(rows))}"
     assert not failed(rows), {name: details(rows, name) for name in failed(rows)}
+    if invalid(rows):
+        # Not a pass either: this machine's load, not the lab, decided these checks (make check beside
+        # another suite on 2 cores: nbd's CPU-bound path at one I/O per volume read 989 IOPS of 1235).
+        pytest.skip(f"the clean lab could not be judged on this machine: {invalid(rows)}")
 
 
 # -- IOPS: the array delivers less than it commits --------------------------------------------------

@@ -71,7 +71,7 @@ def outcome(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, di
     plugins = [arg for name in ("options", "report", "verdicts", "steps") for arg in ("-p", f"plugins.{name}")]
     done = subprocess.run(
         [sys.executable, "-m", "pytest", str(where / "test_judged.py"), "--rootdir", str(where), "-c", "/dev/null",
-         *plugins, "--alluredir", str(allure_dir), "-q", "-p", "no:cacheprovider"],
+         *plugins, "--alluredir", str(allure_dir), "--verdicts-jsonl", str(where / "verdicts.jsonl"), "-q", "-p", "no:cacheprovider"],
         cwd=ROOT, capture_output=True, text=True, timeout=120, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
     )
     results = {}
@@ -81,6 +81,7 @@ def outcome(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, di
     containers = [json.loads(p.read_text()) for p in allure_dir.glob("*-container.json")]
     results["_containers"] = {"befores": [b["name"] for c in containers for b in c.get("befores", [])],
                               "afters": [a["name"] for c in containers for a in c.get("afters", [])]}
+    results["_rows"] = [json.loads(line) for line in (where / "verdicts.jsonl").read_text().splitlines()]
     return done.stdout + done.stderr, results
 
 
@@ -154,3 +155,15 @@ def test_a_generator_below_the_limit_leaves_the_array_failure(outcome) -> None: 
     failed = results["test_slow_on_a_fit_generator"]
     assert failed["status"] == "failed"
     assert "measurement invalid" not in failed["statusDetails"]["message"]
+
+
+def test_the_verdict_rows_say_which_failures_were_invalid_measurements(outcome) -> None:  # type: ignore[no-untyped-def]
+    """--verdicts-jsonl readers (the spec catches, calibration) judge as the test did: the saturated run's
+    failed latency carries the reason, an error count on the same generator and a fit run's failure do not."""
+    _, results = outcome
+    rows = {(r["test"].split("::")[1], r["criterion"]): r["measurement_invalid"] for r in results["_rows"]}
+    assert rows[("test_slow_on_a_saturated_generator", "p99_latency_max")].startswith(
+        "generator saturated: host h1 was 97.0 % CPU busy over run point tiles-x1")
+    assert rows[("test_errors_on_a_saturated_generator", "p99_latency_max")] is None
+    assert rows[("test_errors_on_a_saturated_generator", "no_errors")] is None
+    assert rows[("test_slow_on_a_fit_generator", "p99_latency_max")] is None
