@@ -7,6 +7,7 @@ of this run, checked by identity over SSH before the run starts.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import threading
@@ -159,17 +160,26 @@ def test_guard_refuses_a_device_this_run_did_not_provision(cluster: Cluster) -> 
         cluster.engine.run_cluster(plan)
 
 
-def _kill_once_running(pids_of: Callable[[], list[int]], running: Callable[[], bool]) -> threading.Thread:
-    """SIGKILL pids_of() once `running()` says the host's fio jobs run (a fixed delay raced a slow
-    client's connect under load: the kill then read as "failed to connect", not a death mid-run)."""
+def _kill_once_running(pids_of: Callable[[], list[int]], server_pids: Callable[[], list[int]]) -> threading.Thread:
+    """SIGKILL pids_of() once the host's fio server runs this test's jobs: a process of it that was not
+    there before (a fixed delay raced a slow client's connect under load; "more than the listener"
+    matched the previous test's job still ending, and the kill came before this run's jobs began)."""
+    before = set(server_pids())
 
     def kill() -> None:
         deadline = time.monotonic() + 60
-        while not running() and time.monotonic() < deadline:
+        while not set(server_pids()) - before and time.monotonic() < deadline:
             time.sleep(0.1)
         time.sleep(1.0)  # a second of I/O on every host before the death
-        for pid in pids_of():
-            os.kill(pid, 9)
+        # Listed again after each round: a process forked between a listing and its kill survives it.
+        for _ in range(50):
+            pids = pids_of()
+            if not pids:
+                return
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError):  # ended since the listing
+                    os.kill(pid, 9)
+            time.sleep(0.1)
 
     thread = threading.Thread(target=kill, daemon=True)
     thread.start()
@@ -186,7 +196,7 @@ def _no_jobs_left(cluster: Cluster, hosts: list[str]) -> None:
 
 def test_fio_server_dying_mid_run_names_the_host_and_stops_the_rest(cluster: Cluster) -> None:
     workload = WorkloadSpec("long", read_pct=100, bs=4 << 10, iodepth=2, runtime_s=120)  # a cap far beyond the 4 s kill
-    killer = _kill_once_running(lambda: cluster.server_pids("h2"), lambda: len(cluster.server_pids("h2")) > 1)
+    killer = _kill_once_running(lambda: cluster.server_pids("h2"), lambda: cluster.server_pids("h2"))
     started = time.monotonic()
     # Which of fio's client messages comes depends on where the kill lands in the client's handshake with
     # the forked server ("disconnected" after it, "failed to connect" during it): both name h2's server.
@@ -202,7 +212,7 @@ def test_fio_server_dying_mid_run_names_the_host_and_stops_the_rest(cluster: Clu
 def test_sshd_dying_mid_run_names_the_host(cluster: Cluster) -> None:
     workload = WorkloadSpec("long-ssh", read_pct=100, bs=4 << 10, iodepth=2, runtime_s=120)
     sshd = netns.sshd_marker(netns.lab_run_dir(cluster.lab) / "netns" / "h3")
-    killer = _kill_once_running(lambda: netns.marker_pids(sshd), lambda: len(cluster.server_pids("h3")) > 1)
+    killer = _kill_once_running(lambda: netns.marker_pids(sshd), lambda: cluster.server_pids("h3"))
     started = time.monotonic()
     with pytest.raises(HostError, match=r"host h3: stopped answering") as failure:
         cluster.engine.run_cluster(cluster.plan("long-ssh", workload, hosts=["h1", "h3"]))
