@@ -90,8 +90,10 @@ def _append_rows(path: str, nodeid: str, verdicts: list[Verdict], invalid: str |
 def _invalid_reason(pyfuncitem: pytest.Function, failed: list[Verdict]) -> str | None:
     """Why the failed verdicts measured the initiator, not the array (a saturated generator); None when
     they stand, and always when an error count failed (an error is never excused)."""
+    if not failed or any(v.unit is Unit.ERRORS for v in failed):
+        return None
     saturated = saturated_hosts((p.name, p.result) for p in pyfuncitem.stash.get(POINTS, []))
-    if not failed or not saturated or any(v.unit is Unit.ERRORS for v in failed):
+    if not saturated:
         return None
     return (f"generator saturated: {'; '.join(s.line() for s in saturated)} (fit to measure below "
             f"{GENERATOR_CPU_BUSY_MAX_PCT:g} %): the failed verdicts below measured the initiator, not the array")
