@@ -28,8 +28,13 @@ therefore goes through a grid of the intervals a job *should* have logged:
   I/Os in proportion to their overlap (phases within a tenth of an interval
   are timer jitter and merge interval for interval). Two hosts 500 ms apart
   doing 1000 IOPS each total 2000 every second, not 1000 and 3000 in turn.
-  Reference intervals that the jobs' grids do not cover in full (the ragged
-  ends) are left out.
+  Where a job begins or ends, a reference interval holds the part of it the
+  job ran: over a whole run, those two hosts read 1500 in the first second
+  (b had not begun). A series cut by a time filter (Series.where, a judged
+  window, and its resampling) is different: the filter left out part of
+  the I/O of a job whose grid begins or ends inside a reference interval,
+  so such an interval at the merge's head or tail (a ragged end) is left
+  out, not read as a drop.
 
 >>> grids = job_grids(series)            # one JobGrid per (host, job, clone, direction)
 >>> merged_totals(series)                # [(t_ms, IOPS, latency ns | None), ...]
@@ -139,12 +144,13 @@ def job_grids(series: Series) -> list[JobGrid]:
     return grids
 
 
-def merge_by_time(grids: Iterable[JobGrid], interval_ms: int) -> list[Interval]:
+def merge_by_time(grids: Iterable[JobGrid], interval_ms: int, *, cut: bool = False) -> list[Interval]:
     """Concurrent grids summed onto the earliest grid's phase, each interval by overlap (module docstring).
 
     A phase within a tenth of an interval of the reference is fio's timer
     jitter (stamps a few ms late), not another clock: such a grid is merged
-    interval for interval.
+    interval for interval. `cut`: the grids come from a series cut by a time
+    filter, whose ragged ends are left out.
     """
     grids = [g for g in grids if g.intervals]
     if not grids:
@@ -161,6 +167,17 @@ def merge_by_time(grids: Iterable[JobGrid], interval_ms: int) -> list[Interval]:
     end = max(g.intervals[-1][0] + shifts[id(g)] for g in grids)
     first = math.ceil((begin + interval_ms - reference.origin_ms) / interval_ms)
     last = math.floor((end - reference.origin_ms) / interval_ms)
+    if cut:
+        edges = [edge for g in grids for edge in (g.intervals[0][0] + shifts[id(g)] - interval_ms, g.intervals[-1][0] + shifts[id(g)])]
+
+        def ragged(number: int) -> bool:
+            ref_end = reference.origin_ms + number * interval_ms
+            return any(ref_end - interval_ms < edge < ref_end for edge in edges)
+
+        while first <= last and ragged(first):
+            first += 1
+        while last >= first and ragged(last):
+            last -= 1
     iops: dict[int, float] = defaultdict(float)
     lat_sum: dict[int, float] = defaultdict(float)
     lat_weight: dict[int, float] = defaultdict(float)
@@ -186,7 +203,7 @@ def merge_by_time(grids: Iterable[JobGrid], interval_ms: int) -> list[Interval]:
 
 def merged_totals(series: Series) -> list[Interval]:
     """Every job's grid merged by time: the run's per-interval totals."""
-    return merge_by_time(job_grids(series), series.interval_ms)
+    return merge_by_time(job_grids(series), series.interval_ms, cut=series.bounds_ms is not None)
 
 
 def per_vm(series: Series) -> dict[tuple[str, str], list[Interval]]:
@@ -195,4 +212,4 @@ def per_vm(series: Series) -> dict[tuple[str, str], list[Interval]]:
     by_vm: dict[tuple[str, str], list[JobGrid]] = defaultdict(list)
     for grid in job_grids(series):
         by_vm[(grid.host, grid.job)].append(grid)
-    return {vm: merge_by_time(grids, series.interval_ms) for vm, grids in by_vm.items()}
+    return {vm: merge_by_time(grids, series.interval_ms, cut=series.bounds_ms is not None) for vm, grids in by_vm.items()}

@@ -23,6 +23,7 @@ def resample(series: Series, interval_ms: int) -> Series:
     silent VM must not look busy). Only a trailing bucket the job did not fill
     is dropped. Latency is IOPS-weighted over the seconds whose latency is
     known (None when none is). Histograms are not carried over (they stay per second).
+    A time filter's bounds are: the buckets are as cut as the seconds they hold (metrics.grid).
     """
     if interval_ms % series.interval_ms or interval_ms < series.interval_ms:
         raise ValueError(f"resample: {interval_ms} ms is not a multiple of the series interval {series.interval_ms} ms")
@@ -41,7 +42,8 @@ def resample(series: Series, interval_ms: int) -> Series:
             low, high = spans.get((grid.host, grid.job), (end - interval_ms, end))
             spans[(grid.host, grid.job)] = (min(low, end - interval_ms), max(high, end))
     out.sort(key=lambda s: (s.t_ms, s.host, s.job, s.clone, s.dir.value))
-    return Series(tuple(out), (), interval_ms, tuple(JobSpan(h, j, lo, hi) for (h, j), (lo, hi) in sorted(spans.items())))
+    return Series(tuple(out), (), interval_ms, tuple(JobSpan(h, j, lo, hi) for (h, j), (lo, hi) in sorted(spans.items())),
+                  series.bounds_ms)
 
 
 def judged_series(result: RunResult, interval_ms: int) -> Series:

@@ -176,8 +176,9 @@ def window_stats(series: Series, window: Window, *, block_size_bytes: int | None
         by_vm: dict[str, list[JobGrid]] = {}
         for grid in picked:
             by_vm.setdefault(grid.vm, []).append(grid)
-        vms = {vm: tuple(iops for _, iops, _ in inside(merge_by_time(parts, interval_ms))) for vm, parts in by_vm.items()}
-        return DirectionWindow(inside(merge_by_time(picked, interval_ms)),
+        cut = series.bounds_ms is not None
+        vms = {vm: tuple(iops for _, iops, _ in inside(merge_by_time(parts, interval_ms, cut=cut))) for vm, parts in by_vm.items()}
+        return DirectionWindow(inside(merge_by_time(picked, interval_ms, cut=cut)),
                                Histogram.merged(Histogram.from_counts(h.counts) for h in picked_hist),
                                f"window {window.name} ({direction})", {vm: v for vm, v in vms.items() if v})
 

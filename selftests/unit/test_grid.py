@@ -59,6 +59,45 @@ def test_two_hosts_500_ms_apart_total_2000_every_second() -> None:
     assert [iops for _, iops, _ in swapped] == [1500.0] + [2000.0] * 9
 
 
+def test_two_hosts_500_ms_apart_judged_from_one_time_on_total_2000_in_every_judged_second() -> None:
+    # The judged window is (T0+3.2 s, T0+10.2 s]: a's seconds ending at 4..10 s and b's ending at 3.5..9.5 s
+    # are kept (stamps 2 ms late), so b's grid is the reference. Its second ending at 3.5 s would hold
+    # b's 1000 and half of a's second ending at 4 s alone, a's earlier second lying before the window:
+    # 1500, a drop that never happened, left out. Every second after it holds b's and halves of two of a's.
+    lines = job_lines("vm", [1000.0] * 10, host="a") + job_lines("vm", [1000.0] * 10, host="b", phase_ms=500)
+    spans = (JobSpan("a", "vm", T0, T0 + 10_000), JobSpan("b", "vm", T0 + 500, T0 + 10_500))
+    judged = Series(tuple(lines), spans=spans).where(start_ms=T0 + 3200, end_ms=T0 + 10_200)
+    assert [(t - T0, iops) for t, iops, _ in judged.totals()] == [(1000 * k + 502, 2000.0) for k in range(4, 10)]
+    # Cut at the tail alike: (T0+0.2 s, T0+6.2 s] keeps a's seconds ending at 1..6 s and b's at 1.5..5.5 s;
+    # a's second ending at 6 s would hold a's 1000 and half of b's second ending at 6.5 s, left out. In a
+    # cut series a host that began late reads as one cut: a's first second (b had not begun) goes too.
+    head = Series(tuple(lines), spans=spans).where(start_ms=T0 + 200, end_ms=T0 + 6200)
+    assert [(t - T0, iops) for t, iops, _ in head.totals()] == [(1000 * k + 2, 2000.0) for k in range(2, 6)]
+
+
+def test_a_host_that_begins_and_ends_within_the_run_counts_where_it_ran() -> None:
+    # b runs 3 s from 3.5 s on, inside a's 8 s: the seconds ending at 4 and 7 s hold half of one of b's.
+    lines = job_lines("vm", [1000.0] * 8, host="a") + job_lines("vm", [1000.0] * 3, host="b", phase_ms=3500)
+    spans = (JobSpan("a", "vm", T0, T0 + 8000), JobSpan("b", "vm", T0 + 3500, T0 + 6500))
+    totals = Series(tuple(lines), spans=spans).totals()
+    assert [iops for _, iops, _ in totals] == [1000.0] * 3 + [1500.0, 2000.0, 2000.0, 1500.0, 1000.0]
+    # Judged over (T0+2.5 s, T0+8.5 s]: b begins and ends away from the merge's ends, so its halves stand.
+    judged = Series(tuple(lines), spans=spans).where(start_ms=T0 + 2500, end_ms=T0 + 8500)
+    assert [iops for _, iops, _ in judged.totals()] == [1000.0, 1500.0, 2000.0, 2000.0, 1500.0, 1000.0]
+
+
+def test_the_judged_series_of_two_hosts_500_ms_apart_totals_2000_in_every_round() -> None:
+    # Measured from T0+2.2 s to T0+10.2 s, less the last second: a's seconds ending at 3..9 s, b's at
+    # 2.5..8.5 s. On b's grid the second ending at 2.5 s would hold half of a's second ending at 3 s
+    # alone (a's earlier second was measured before the start): 1500, left out. From 3.5 s to 8.5 s every
+    # second holds b's and halves of two of a's (kpi's steady-state rounds are these totals).
+    lines = job_lines("vm", [1000.0] * 10, host="a") + job_lines("vm", [1000.0] * 10, host="b", phase_ms=500)
+    spans = (JobSpan("a", "vm", T0, T0 + 10_000), JobSpan("b", "vm", T0 + 500, T0 + 10_500))
+    result = RunResult("r", (), Series(tuple(lines), spans=spans), T0 + 2200, T0 + 10_200)
+    rounds = judged_series(result, 1000).totals()
+    assert [(t - T0, iops) for t, iops, _ in rounds] == [(1000 * k + 502, 2000.0) for k in range(3, 9)]
+
+
 def test_each_clone_ticks_on_its_own_grid() -> None:
     lines = job_lines("vm", [100.0] * 4, clone=1) + job_lines("vm", [100.0, 0, 0, 100.0], clone=2, phase_ms=400)
     # The span's start is an upper bound (the later clone's start); its length, 4 s, is exact.
