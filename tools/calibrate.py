@@ -68,6 +68,7 @@ class Observed:
     bound: float
     unit: str
     failed: int
+    invalid: int = 0  # rows judged on a saturated generator: they measured this machine, not the lab; left out
 
     @property
     def lower(self) -> bool:
@@ -164,6 +165,9 @@ def collect(rows: list[dict], spec_path: Path, family: str) -> dict[str, Observe
         else:
             value_list = [float(value)]
         entry = observed.setdefault(base, Observed(check, [], current_bound(check, float(row["bound"])), row["unit"], 0))
+        if row.get("measurement_invalid"):
+            entry.invalid += 1  # neither a value of the lab nor a failure of its bound (plugins/verdicts.py)
+            continue
         entry.values.extend(value_list)
         if check.criterion not in BOUND_KEY:
             entry.failed += 0 if row["passed"] else 1  # judged at the run's bounds (a share of intervals, rounds)
@@ -208,9 +212,10 @@ def record(results: dict[str, dict[str, Observed]], runs: dict[str, list[tuple[i
                   "| check | criterion | n | min | median | max | worst | spec | proposed | unit | failed | status |",
                   "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
         for name, obs in observed.items():
+            left_out = f" ({obs.invalid} left out: generator saturated)" if obs.invalid else ""
             if not obs.values:
                 lines.append(f"| {name} | {obs.check.criterion if obs.check else ''} | 0 | | | | | {obs.bound:.4g} | | {obs.unit} "
-                             f"| {obs.failed} | no data |")
+                             f"| {obs.failed} | no data{left_out} |")
                 continue
             proposed = obs.proposed(args.margin, args.floor_margin, args.points)
             if obs.failed and obs.check is not None and obs.check.criterion not in BOUND_KEY:
@@ -224,7 +229,7 @@ def record(results: dict[str, dict[str, Observed]], runs: dict[str, list[tuple[i
             lines.append(
                 f"| {name} | {obs.check.criterion if obs.check else ''} | {len(obs.values)} | {min(obs.values):.4g} | "
                 f"{statistics.median(obs.values):.4g} | {max(obs.values):.4g} | {obs.worst:.4g} | {obs.bound:.4g} | "
-                f"{'' if proposed is None else f'{proposed:.4g}'} | {obs.unit} | {obs.failed} | {status} |")
+                f"{'' if proposed is None else f'{proposed:.4g}'} | {obs.unit} | {obs.failed} | {status}{left_out} |")
         lines.append("")
     return "\n".join(lines)
 
