@@ -120,7 +120,7 @@ def run_together(families: list[str], lab: Path, spec: Path, profile: str, rows_
             raise SystemExit(f"calibrate: verdict row of {row['test']} belongs to none of {families}")
         with (rows_dir / f"{family}.jsonl").open("a") as sink:
             sink.write(json.dumps(row) + "\n")
-    out.unlink()
+    out.unlink(missing_ok=True)  # a round that judged nothing (interrupted, or failed to collect) wrote no rows
     return result
 
 
