@@ -44,7 +44,7 @@ from typing import IO, Any, TypeVar
 
 from iogate.engines.base import HostEngine, LoadControl, with_targets
 from iogate.engines.fio import jobfile, parse
-from iogate.engines.fio.aborts import abort_message
+from iogate.engines.fio.aborts import abort_message, interrupted_message
 from iogate.engines.workload import JobSpec, RunPlan
 from iogate.errors import EngineError, HostError
 from iogate.hosts.guard import Guard, distinct
@@ -307,7 +307,7 @@ class ClientServerEngine(HostEngine):
         hosts: dict[str, HostResult] = {}
         for host, jobs in jobs_by_host.items():
             samples, hist = parse.parse_logs(_host_logs(point_dir / host / "logs", client_by_host[host]), host)
-            runtime_ms = max((int(e.get("job_runtime", 0)) for e in data["client_stats"]
+            runtime_ms = max((parse.entry_runtime_ms(e) for e in data["client_stats"]
                               if e.get("hostname") == client_by_host[host] and e.get("jobname") != AGGREGATE_JOB), default=0)
             end_ms = max((s.t_ms for s in samples), default=ended_ms)
             busy = after[host][0] - before[host][0]
@@ -396,6 +396,10 @@ class ClientServerEngine(HostEngine):
         aborted = abort_message(f"{(point_dir / 'client.err').read_text()}\n{output[:output.find('{')] if '{' in output else output}")
         if aborted:
             raise EngineError(f"fio client: a server aborted: {aborted} (see {point_dir / 'client.out'})")
+        before_json = output[:output.find("{")] if "{" in output else output
+        interrupted = interrupted_message(f"{(point_dir / 'client.err').read_text()}\n{before_json}")
+        if interrupted and not (steer is not None and steer.stopped):
+            raise EngineError(f"fio client: {interrupted} (see {point_dir / 'client.out'})")
         if proc.returncode != 0 and "client_stats" not in output:
             err = (point_dir / "client.err").read_text().strip()
             raise EngineError(f"fio client exited {proc.returncode}: {err[-1500:] or output[-1500:]}")
@@ -475,6 +479,7 @@ class _ClusterSteer:
         self.servers = [(initiator, fio_server_address(initiator.config)) for initiator in initiators.values()]
         self.ramp_ms = int(ramp_s * 1000)
         self.control = control
+        self.stopped = False  # this steer interrupted the jobs (a stop asked for, not an interruption)
 
     def run(self, done: threading.Event) -> None:
         try:
@@ -483,6 +488,7 @@ class _ClusterSteer:
             self.control.measuring(int(time.time() * 1000) + self.ramp_ms)
             while not done.is_set():
                 if self.control.wait_stop(0.2):
+                    self.stopped = True
                     _parallel(self.servers, lambda pair: interrupt_server_jobs(*pair))
                     return
         finally:

@@ -1,7 +1,10 @@
 """Parse fio json+ output and per-second logs into the typed records.
 
 Unknown or broken output raises EngineError naming the file; it never turns
-into zeros that a criterion would then happily judge.
+into zeros that a criterion would then happily judge. Every json/json+ layout
+since fio 3.0 is read (what each version writes: iogate.engines.fio.versions);
+fio 2.x is refused naming its version. A whole file (json, json+,
+client/server) is read by iogate.engines.fio.output.read_fio_output.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from iogate.engines.fio.versions import require_readable
 from iogate.errors import EngineError
 from iogate.metrics.histogram import PLAT_NR
 from iogate.metrics.latency import LatencyHistogram
@@ -48,20 +52,48 @@ def load_json(text: str, source: str) -> dict[str, Any]:
         start = text.find("{", end)
     if not isinstance(last, dict) or not ("jobs" in last or "client_stats" in last):
         raise EngineError(f"{source}: not fio json output (no 'jobs' or 'client_stats')")
+    require_readable(last, source)
     return last
 
 
-def _latency(raw: Mapping[str, Any] | None) -> LatencyStats:
-    if not raw or not raw.get("N"):
+def latency_samples(raw: Mapping[str, Any] | None, total_ios: int) -> int:
+    """How many samples a latency section holds, whatever the fio version (see versions.py).
+
+    fio 3.18 on writes `N`. Up to 3.17 there is none: the json+ bins count every sample, and
+    without bins every completed I/O of the direction (`total_ios`) was one, unless the section
+    is fio's all-zero placeholder for no samples (latency disabled, or no I/O)."""
+    if not raw:
+        return 0
+    if "N" in raw:
+        return int(raw["N"])
+    if raw.get("bins"):
+        return sum(int(count) for count in raw["bins"].values())
+    if not (float(raw.get("min", 0)) or float(raw.get("max", 0)) or float(raw.get("mean", 0))):
+        return 0
+    return total_ios
+
+
+def _latency(raw: Mapping[str, Any] | None, total_ios: int) -> LatencyStats:
+    samples = latency_samples(raw, total_ios)
+    if not raw or not samples:
         return LatencyStats()
     return LatencyStats(
         min_ns=float(raw["min"]),
         max_ns=float(raw["max"]),
         mean_ns=float(raw["mean"]),
         stddev_ns=float(raw["stddev"]),
-        samples=int(raw["N"]),
+        samples=samples,
         histogram=_histogram(raw.get("bins")),
     )
+
+
+def bandwidth_bytes_per_s(raw: Mapping[str, Any]) -> float:
+    """`bw_bytes`, or where fio did not write it yet (3.1) fio's own formula: io_bytes x 1000 / runtime_ms
+    in integers (stat.c; 3.7 writes 32576098 for 488804352 bytes in 15005 ms)."""
+    if "bw_bytes" in raw:
+        return float(raw["bw_bytes"])
+    runtime_ms = int(raw["runtime"])
+    return float(int(raw["io_bytes"]) * 1000 // runtime_ms) if runtime_ms else 0.0
 
 
 def _histogram(bins: Mapping[str, Any] | None) -> LatencyHistogram | None:
@@ -76,15 +108,16 @@ def _histogram(bins: Mapping[str, Any] | None) -> LatencyHistogram | None:
 
 def parse_direction(direction: Dir, raw: Mapping[str, Any]) -> Direction:
     try:
+        ios = int(raw["total_ios"])
         return Direction(
             dir=direction,
-            ios=int(raw["total_ios"]),
+            ios=ios,
             io_bytes=int(raw["io_bytes"]),
             runtime_ms=int(raw["runtime"]),
             iops=float(raw["iops"]),
-            bw_bytes_per_s=float(raw["bw_bytes"]),
-            clat=_latency(raw.get("clat_ns")),
-            lat=_latency(raw.get("lat_ns")),
+            bw_bytes_per_s=bandwidth_bytes_per_s(raw),
+            clat=_latency(raw.get("clat_ns"), ios),
+            lat=_latency(raw.get("lat_ns"), ios),
             short_ios=int(raw.get("short_ios", 0)),
             drop_ios=int(raw.get("drop_ios", 0)),
         )
@@ -295,14 +328,29 @@ def parse_logs(files: Mapping[str, str], host: str, interval_ms: int = 1000) -> 
     return samples, hist
 
 
+def entry_runtime_ms(raw: Mapping[str, Any]) -> int:
+    """How long one json entry (a job, or a job's clones under group_reporting) measured, in ms.
+
+    A direction's `runtime` is the longest clone's; `job_runtime` is not used where directions
+    say it: group_reporting makes it the sum of the clones' runtimes (fio 3.36, numjobs=2: 240001
+    for a 120 s run), and after a signal it overstates the run (fio 3.33: 288990 for 48170 ms).
+    An entry with no direction section (a status report line, a hand-made one) falls back to it."""
+    runtimes = [int(raw[d.value]["runtime"]) for d in Dir if isinstance(raw.get(d.value), Mapping) and "runtime" in raw[d.value]]
+    if runtimes and max(runtimes) > 0:
+        return max(runtimes)
+    # No direction did I/O (fio leaves their runtime 0): a job that stalled throughout still ran
+    # its job_runtime, and a too long span only adds intervals of 0 IOPS (fails closed).
+    return int(raw["job_runtime"]) if "job_runtime" in raw or not runtimes else 0
+
+
 def _report_start_ms(data: Mapping[str, Any], host: str) -> tuple[int, dict[str, int]]:
-    """(the report's start: its timestamp_ms minus the longest job_runtime, never too early;
-    each job's job_runtime: its longest clone's)."""
+    """(the report's start: its timestamp_ms minus the longest runtime, never too early;
+    each job's runtime: its longest clone's, entry_runtime_ms)."""
     try:
         report_ms = int(data["timestamp_ms"])
         runtimes: dict[str, int] = defaultdict(int)
         for raw in data["jobs"]:
-            runtimes[raw["jobname"]] = max(runtimes[raw["jobname"]], int(raw["job_runtime"]))
+            runtimes[raw["jobname"]] = max(runtimes[raw["jobname"]], entry_runtime_ms(raw))
     except (KeyError, TypeError, ValueError) as exc:
         raise EngineError(f"fio json of host {host}: cannot tell when the jobs ran (lacks {exc})") from exc
     return report_ms - max(runtimes.values(), default=0), runtimes
@@ -312,7 +360,7 @@ def measured_start_ms(data: Mapping[str, Any], samples: Iterable[Sample], host: 
     """When one fio process' measured phase began, on the epoch clock.
 
     fio resets its clock when the ramp ends and every job of the process starts measuring then. The
-    report's timestamp_ms minus the longest job_runtime is a start never too early, but late by the
+    report's timestamp_ms minus the longest runtime is a start never too early, but late by the
     time fio took to end its jobs and write the report: 25 rate-limited jobs in the TCG lab VM took
     1.0-1.1 s, so the judged window began a second late (dropping the first measured second) and
     ended a second after fio's last logged one (an interval of zeros: every low-rate VM "missed" its
@@ -324,15 +372,25 @@ def measured_start_ms(data: Mapping[str, Any], samples: Iterable[Sample], host: 
     return min(start_ms, min(firsts) - interval_ms) if firsts else start_ms
 
 
-def job_spans(data: Mapping[str, Any], host: str, start_ms: int | None = None) -> list[JobSpan]:
-    """Each job's measured phase on the epoch clock, from one fio process' json.
+def job_spans(data: Mapping[str, Any], host: str, start_ms: int | None = None,
+              samples: Iterable[Sample] = ()) -> list[JobSpan]:
+    """Each job's measured phase on the epoch clock, from what one fio process logged.
 
-    Every job of one process starts measuring at `start_ms` (measured_start_ms; by default the
-    report's timestamp_ms minus the longest job_runtime) and ends job_runtime after it.
-    The grid (iogate.metrics.grid) expects an interval from each job for every
-    interval of this span, a missing one counting as 0 IOPS.
+    Every job of one process starts measuring at `start_ms` (measured_start_ms: its first log
+    lines, never later than the report's timestamp_ms minus the longest runtime). A job's span
+    ends at its last logged interval, or its runtime after the start where that is later: fio
+    writes no line for an interval without completions, so a job that stalled at its end logged
+    nothing there, and the stall must stay inside the span (the grid counts it as 0 IOPS).
+    The runtime is the job's longest direction `runtime` (entry_runtime_ms), never job_runtime,
+    which group_reporting sums over clones and a signal inflates: intervals fio never ran would
+    otherwise count as 0 IOPS.
     """
     report_start_ms, runtimes = _report_start_ms(data, host)
     if start_ms is None:
         start_ms = report_start_ms
-    return [JobSpan(host, name, start_ms, start_ms + runtime) for name, runtime in sorted(runtimes.items())]
+    last_ms: dict[str, int] = {}
+    for sample in samples:
+        if sample.host == host:
+            last_ms[sample.job] = max(last_ms.get(sample.job, sample.t_ms), sample.t_ms)
+    return [JobSpan(host, name, start_ms, max(start_ms + runtime, last_ms.get(name, start_ms)))
+            for name, runtime in sorted(runtimes.items())]

@@ -28,7 +28,7 @@ from testinfra.backend.base import CommandResult
 
 from iogate.engines.base import HostEngine, LoadControl, StatusObserver, job_target, with_targets
 from iogate.engines.fio import jobfile, parse
-from iogate.engines.fio.aborts import abort_message
+from iogate.engines.fio.aborts import abort_message, interrupted_message
 from iogate.engines.workload import JobSpec, RunPlan
 from iogate.errors import EngineError, HostError
 from iogate.hosts import processes
@@ -138,6 +138,7 @@ class FioEngine(HostEngine):
         busy0, total0 = initiator.cpu_ticks()
         stop = threading.Event()
         watchers = []
+        steer: _Steer | None = None
         if watch:
             watchers.append(threading.Thread(target=self._watch, args=(local_dir / "out.json", stop), daemon=True))
         if control is not None:
@@ -184,6 +185,11 @@ class FioEngine(HostEngine):
         aborted = abort_message(f"{done.stdout}\n{done.stderr}")
         if aborted:
             raise EngineError(f"host {initiator.name}: fio aborted ({job_path}): {aborted}")
+        # fio writes "fio: terminating on signal N" into its output file, before the JSON. Only the
+        # stop this engine asked for (_Steer's SIGINT) is a normal end.
+        interrupted = interrupted_message(f"{done.stdout}\n{done.stderr}\n{output[:output.find('{')] if '{' in output else output}")
+        if interrupted and not (steer is not None and steer.stopped):
+            raise EngineError(f"host {initiator.name}: {interrupted} ({job_path})")
         if not output.strip():
             raise EngineError(f"host {initiator.name}: fio exited {done.rc} without output: {(done.stderr or done.stdout).strip()[-1500:]}")
         data = parse.load_json(output, f"{initiator.name}:{work}/out.json")
@@ -197,14 +203,14 @@ class FioEngine(HostEngine):
         logs = self._fetch_logs(initiator, f"{work}/logs", local_dir / "logs")
         samples, hist = parse.parse_logs(logs, initiator.name)
         results = parse.parse_jobs(data, initiator.name)
-        runtime_ms = max(int(j.get("job_runtime", 0)) for j in data["jobs"])
+        runtime_ms = max(parse.entry_runtime_ms(j) for j in data["jobs"])
         start_ms = parse.measured_start_ms(data, samples, initiator.name)
         return HostOutcome(
             host=initiator.name,
             jobs=results,
             samples=samples,
             hist=hist,
-            spans=parse.job_spans(data, initiator.name, start_ms),
+            spans=parse.job_spans(data, initiator.name, start_ms, samples),
             end_ms=start_ms + runtime_ms,
             runtime_ms=runtime_ms,
             cpu_busy_pct=100.0 * (busy1 - busy0) / max(total1 - total0, 1),
@@ -311,6 +317,7 @@ class _Steer:
         self.first_elapsed_s = math.ceil(ramp_s) + 1
         self.control = control
         self.done = done
+        self.stopped = False  # this steer sent fio its SIGINT (a stop asked for, not an interruption)
 
     def run(self) -> None:
         try:
@@ -323,6 +330,7 @@ class _Steer:
                     self.control.measuring(since_ms)
             while not self.done.is_set():
                 if self.control.wait_stop(0.2):
+                    self.stopped = True
                     while not self._signal(_SIGINT) and not self.done.wait(0.5):
                         pass
                     return
