@@ -1,7 +1,10 @@
-"""Before load: is every host reachable, is its fio the controller's, is its clock right?
+"""Before load: is every host reachable, is its fio recent enough and the controller's, is its clock right?
 
-fio client/server only talks between equal protocol versions, so the host's
-`fio --version` must equal the controller's. Per-second logs are stamped with
+Every host's fio must be at least the oldest IOGate runs
+(iogate.engines.fio.versions.MIN_RUN; a lab's Ubuntu 20.04 host runs 3.16): an
+older one is refused naming the host and its version. fio client/server only
+talks between equal protocol versions, so the host's `fio --version` must also
+equal the controller's. Per-second logs are stamped with
 each host's epoch clock and lined up with the controller's event times, so a
 host clock off by more than `max_clock_offset_ms` is refused. The offset is
 bracketed by the controller's clock before and after one round trip: it is
@@ -20,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from iogate import shell
+from iogate.engines.fio.versions import run_problem
 from iogate.errors import HostError
 from iogate.hosts.initiator import Initiator
 from iogate.lab import HostConfig
@@ -130,9 +134,12 @@ def check_host(initiator: Initiator, expected_fio: str, max_clock_offset_ms: flo
         problems.append(clock)
     low_ms, high_ms = ns_to_ms(host_ns - after_ns), ns_to_ms(host_ns - before_ns)
     fio = probe.get("fio", "missing")
+    too_old = None if fio == "missing" else run_problem(initiator.name, fio)
     if fio == "missing":
         problems.append(f"host {initiator.name}: fio is not installed")
-    elif fio != expected_fio:
+    elif too_old:
+        problems.append(too_old)
+    if fio != "missing" and fio != expected_fio:
         problems.append(f"host {initiator.name}: fio {fio} differs from the controller's {expected_fio} "
                         "(fio client/server needs the same version on both ends)")
     if fio_server_port is not None:
@@ -180,6 +187,17 @@ def preflight(
     if failing and raise_on_problem:
         raise HostError("preflight failed: " + "; ".join(p for c in failing for p in c.problems))
     return checks
+
+
+def check_local_fio(initiators: Sequence[Initiator], version: str | None = None) -> None:
+    """The version check of preflight for hosts that are this machine (they skip the remote probe):
+    HostError naming each such host and the fio version when it is older than IOGate runs."""
+    if not initiators:
+        return
+    installed = version if version is not None else controller_fio_version()
+    problems = [problem for i in initiators if (problem := run_problem(i.name, installed))]
+    if problems:
+        raise HostError("preflight failed: " + "; ".join(problems))
 
 
 def environment_facts(checks: Sequence[HostCheck]) -> dict[str, str]:
