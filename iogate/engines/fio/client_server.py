@@ -396,8 +396,7 @@ class ClientServerEngine(HostEngine):
         aborted = abort_message(f"{(point_dir / 'client.err').read_text()}\n{output[:output.find('{')] if '{' in output else output}")
         if aborted:
             raise EngineError(f"fio client: a server aborted: {aborted} (see {point_dir / 'client.out'})")
-        before_json = output[:output.find("{")] if "{" in output else output
-        interrupted = interrupted_message(f"{(point_dir / 'client.err').read_text()}\n{before_json}")
+        interrupted = interrupted_message(f"{(point_dir / 'client.err').read_text()}\n{output}")
         if interrupted and not (steer is not None and steer.stopped):
             raise EngineError(f"fio client: {interrupted} (see {point_dir / 'client.out'})")
         if proc.returncode != 0 and "client_stats" not in output:

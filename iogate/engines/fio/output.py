@@ -69,8 +69,9 @@ def read_fio_output(path: str | Path, host: str = "") -> FioOutput:
 def parse_fio_output(text: str, source: str, host: str = "") -> FioOutput:
     """read_fio_output on text already read (`source` names it in errors)."""
     data = load_json(text, source)
-    prefix = text[: text.find("{")]
-    interrupted = interrupted_message(prefix)
+    # fio writes the line into its output, before the JSON (or between --status-interval reports); a
+    # line of the JSON itself never starts with "fio:", so the whole text is searched.
+    interrupted = interrupted_message(text)
     if interrupted:
         raise EngineError(f"{source}: {version_text(data)}: {interrupted}")
     if "client_stats" in data:

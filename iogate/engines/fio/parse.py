@@ -132,9 +132,13 @@ def parse_jobs(data: Mapping[str, Any], host: str) -> list[JobResult]:
         raise EngineError("fio json: no 'jobs' (client/server output goes through client_server parsing)")
     grouped: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for raw in raw_jobs:
+        if "jobname" not in raw:
+            raise EngineError("fio json: a job entry names no 'jobname'")
         grouped[raw["jobname"]].append(raw)
     results = []
     for name, clones in grouped.items():
+        for clone in clones:
+            _require_directions(name, clone)
         directions = {d: merge_directions(d, [parse_direction(d, c[d.value]) for c in clones]) for d in Dir}
         results.append(
             JobResult(
@@ -147,6 +151,17 @@ def parse_jobs(data: Mapping[str, Any], host: str) -> list[JobResult]:
             )
         )
     return results
+
+
+def _require_directions(name: str, raw: Mapping[str, Any]) -> None:
+    """Every job entry carries a read, write and trim section; unified_rw_reporting writes one
+    "mixed" section instead, whose I/Os cannot be told apart by direction."""
+    if "mixed" in raw:
+        raise EngineError(f"fio json: job {name!r} was run with unified_rw_reporting (one 'mixed' section): "
+                          "its reads and writes cannot be told apart, so it is not read")
+    missing = [d.value for d in Dir if not isinstance(raw.get(d.value), Mapping)]
+    if missing:
+        raise EngineError(f"fio json: job {name!r} has no {', '.join(missing)} section")
 
 
 def _log_rows(text: str, source: str) -> Iterable[list[str]]:

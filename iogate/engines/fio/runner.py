@@ -185,9 +185,9 @@ class FioEngine(HostEngine):
         aborted = abort_message(f"{done.stdout}\n{done.stderr}")
         if aborted:
             raise EngineError(f"host {initiator.name}: fio aborted ({job_path}): {aborted}")
-        # fio writes "fio: terminating on signal N" into its output file, before the JSON. Only the
-        # stop this engine asked for (_Steer's SIGINT) is a normal end.
-        interrupted = interrupted_message(f"{done.stdout}\n{done.stderr}\n{output[:output.find('{')] if '{' in output else output}")
+        # fio writes "fio: terminating on signal N" into its output file, before the JSON (or between
+        # status reports). Only the stop this engine asked for (_Steer's SIGINT) is a normal end.
+        interrupted = interrupted_message(f"{done.stdout}\n{done.stderr}\n{output}")
         if interrupted and not (steer is not None and steer.stopped):
             raise EngineError(f"host {initiator.name}: {interrupted} ({job_path})")
         if not output.strip():
