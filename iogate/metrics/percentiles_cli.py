@@ -7,7 +7,9 @@ is what one fio job doing all those I/Os would report: for a single job, exactly
 fio's own json percentiles (fio's rank rule, iogate.metrics.histogram). A
 direction that did I/O but holds no latency bins is an error (exit 2), never a
 silent gap. The "All clients" aggregate entry carries no bins and is
-skipped: every I/O is counted once.
+skipped: every I/O is counted once. fio 2.x output (usec bins of another
+layout, 2.1.4 without total_ios) is refused naming its version
+(iogate.engines.fio.versions), not read as a run without I/O.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from iogate.engines.fio.versions import refusal
 from iogate.metrics.histogram import Histogram
 from iogate.units import ns_to_us
 
@@ -66,6 +69,9 @@ def merged_histograms(paths: Iterable[Path]) -> dict[str, Histogram]:
     merged: dict[str, Histogram] = {}
     for path in paths:
         doc = load_fio_json(path)
+        reason = refusal(doc, str(path))
+        if reason:
+            raise FioOutputError(reason)
         for entry in job_entries(doc, path):
             where = f"{path}: job {entry.get('jobname', '?')}" + (f" on {entry['hostname']}" if "hostname" in entry else "")
             for direction in DIRECTIONS:

@@ -147,3 +147,15 @@ def test_client_server_json_plus_percentiles_of_each_host() -> None:
             checked += 1
     assert checked == 260
     assert not math.isnan(sum(job["read"].clat.mean_ns for job in output.jobs))
+
+
+def test_percentiles_cli_names_the_version_of_the_real_2_1_4_file(capsys: pytest.CaptureFixture[str]) -> None:
+    """`iogate percentiles` refused it saying "no completed I/O" (it did I/O: fio 2.1.4 writes no total_ios)."""
+    from iogate.metrics.percentiles_cli import main
+
+    name = "pkb_fio-2.1.4_parser-sample.json"
+    if name not in FILES:
+        pytest.skip(f"{name} not in {REAL}")
+    assert main([str(REAL / name)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "fio-2.1.4" in err and "no completed I/O" not in err

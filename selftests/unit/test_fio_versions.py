@@ -182,3 +182,16 @@ def test_local_hosts_get_the_version_check_too() -> None:
     with pytest.raises(HostError, match="preflight failed: host me: fio-3.7 is older"):
         check_local_fio([_Host("me", "")], version="fio-3.7")  # type: ignore[list-item]
     check_local_fio([_Host("me", "")], version="fio-3.33")  # type: ignore[list-item]
+
+
+def test_percentiles_cli_refuses_fio_2_naming_the_version(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """fio 2.1.4 writes no total_ios: `iogate percentiles` said "no completed I/O" for a file that did I/O."""
+    from iogate.metrics.percentiles_cli import main
+
+    read = {"io_bytes": 361984, "bw": 68118, "iops": 133, "runtime": 5314,
+            "clat": {"min": 189263, "max": 869891, "mean": 477734.84, "stddev": 92609.34, "percentile": {"99.000000": 765952}}}
+    path = tmp_path / "old.json"
+    path.write_text(_report("fio-2.1.4", read))
+    assert main([str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {path}: fio-2.1.4 output is not read: fio 2.x") and "no completed I/O" not in err
