@@ -45,6 +45,7 @@ from typing import IO, Any, TypeVar
 from iogate.engines.base import HostEngine, LoadControl, with_targets
 from iogate.engines.fio import jobfile, parse
 from iogate.engines.fio.aborts import abort_message, interrupted_message
+from iogate.engines.fio.versions import require_readable
 from iogate.engines.workload import JobSpec, RunPlan
 from iogate.errors import EngineError, HostError
 from iogate.hosts.guard import Guard, distinct
@@ -131,6 +132,7 @@ def load_client_json(text: str, source: str) -> dict[str, Any]:
         raise EngineError(f"{source}: fio client output is not valid JSON: {exc}") from exc
     if not isinstance(data, dict) or "client_stats" not in data:
         raise EngineError(f"{source}: not fio client/server output (no 'client_stats')")
+    require_readable(data, source)
     return data
 
 
