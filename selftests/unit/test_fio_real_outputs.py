@@ -115,8 +115,13 @@ def test_read_figures_equal_the_files_own(name: str) -> None:
             if direction.clat.histogram is not None:
                 for pct, value_ns in printed.items():
                     assert direction.clat.histogram.percentile_ns(pct) == value_ns, (key, pct)
+            record = next(j for j in output.jobs if (j.host, j.name) == (host, job))
+            assert output.clat_percentiles_ns(record, d) == printed, key
         else:
             assert (host, job, Dir(d)) not in output.percentiles_ns  # clones' percentiles do not merge
+            record = next(j for j in output.jobs if (j.host, j.name) == (host, job))
+            if direction.clat.histogram is None:
+                assert output.clat_percentiles_ns(record, d) == {}, key  # none claimed without bins
 
 
 def _printed(name: str, host: str, job: str, d: str) -> dict[float, float]:

@@ -51,6 +51,10 @@ def test_fio_3_16_json_plus_without_n_counts_its_bins() -> None:
     assert histogram is not None
     # bins below 64 ns hold one value each; p50: 2 of 4 samples lie in the 10 ns bin; p99 needs 3.96 -> 20 ns.
     assert histogram.percentile_ns(50) == 10 and histogram.percentile_ns(99) == 20
+    # No printed list: fio's default one, from the bins (p70: 2.8 of 4 -> 10 ns; p80: 3.2 -> 20 ns).
+    output = parse_fio_output(_report("fio-3.16", read), "x")
+    table = output.clat_percentiles_ns(output.jobs[0], "read")
+    assert len(table) == 17 and table[1.0] == 10 and table[70.0] == 10 and table[80.0] == 20 and table[99.99] == 20
 
 
 def test_an_all_zero_section_without_n_recorded_nothing() -> None:

@@ -30,6 +30,8 @@ from iogate.engines.fio.versions import version_text
 from iogate.errors import EngineError
 from iogate.metrics.types import Dir, JobResult
 
+# fio's default percentile_list (HOWTO, percentile_list): what it prints when a job sets none.
+FIO_DEFAULT_PERCENTILES = (1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99)
 AGGREGATE_JOB = "All clients"  # client/server's sum over hosts (no bins): never read
 PercentileKey = tuple[str, str, Dir]  # (host, job, direction)
 
@@ -53,6 +55,19 @@ class FioOutput:
     @property
     def hosts(self) -> list[str]:
         return sorted({job.host for job in self.jobs})
+
+    def clat_percentiles_ns(self, job: JobResult, direction: Dir | str) -> dict[float, float]:
+        """A job's completion-latency percentiles (percentile -> ns), {} when there are none to give.
+
+        From the json+ bins where the job has them (fio's own rank rule: the figures fio prints), at
+        the percentiles fio printed for it, else at fio's default list; without bins, fio's printed
+        ones (jobs of one json entry only, see the module docstring)."""
+        direction = Dir(direction)
+        printed = self.percentiles_ns.get((job.host, job.name, direction), {})
+        histogram = job[direction].clat.histogram
+        if histogram is None or not histogram.total:
+            return dict(printed)
+        return {pct: histogram.percentile_ns(pct) for pct in (printed or FIO_DEFAULT_PERCENTILES)}
 
 
 def read_fio_output(path: str | Path, host: str = "") -> FioOutput:
