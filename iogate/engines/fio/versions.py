@@ -5,39 +5,47 @@ add_ddir_status_json / add_ddir_lat_json, and HOWTO "json+"), checked against
 the real outputs in shared/data/real-outputs/fio (SOURCES.md names them):
 
 - fio 3.0 (commit d6bb626ef37d "nanosecond: update completion latency recording
-  and normal, json output to use nanoseconds", first released in 3.0): latency
-  sections are `slat_ns`/`clat_ns`/`lat_ns` in ns, json+ `bins` are keyed by the
-  bin's value in ns over FIO_IO_U_PLAT_NR = 1856 bins, `io_bytes` is in bytes
-  (with `io_kbytes` beside it). fio 2.x wrote `slat`/`clat`/`lat` in usec,
-  `io_bytes` in KiB (2.18: 4392 I/Os of 4 KiB = io_bytes 17568) and 1216 usec
-  bins; 2.1.4 writes no `total_ios` at all. IOGate does not read 2.x: it is
-  refused naming the version.
+  and normal, json output to use nanoseconds", made after 2.20; fio-plot's
+  benchmark script demands "Fio version 3+ ... nanosecond precision"):
+  latency sections are `slat_ns`/`clat_ns`/`lat_ns` in ns, json+ `bins` are
+  keyed by the bin's value in ns over FIO_IO_U_PLAT_NR = 1856 bins, `io_bytes`
+  is in bytes (with `io_kbytes` beside it). fio 2.x wrote `slat`/`clat`/`lat`
+  in usec, `io_bytes` in KiB (2.18: 4392 I/Os of 4 KiB = io_bytes 17568) and
+  usec bins of another layout; 2.1.4 writes no `total_ios` at all. IOGate does
+  not read 2.x: it is refused naming the version.
 - `bw_bytes` (bytes/s): absent from fio 3.1's json (both 3.1 files), present
-  from 3.6 (a 3.6 report at pastebin.com/XUnhRK24) and 3.7 on. fio computes it as io_bytes x 1000 /
-  runtime_ms in integers (3.7: 488804352 x 1000 // 15005 = 32576098, as
-  written), so a 3.1 direction's bandwidth is derived that way, not refused.
-- `N` (sample count) in each latency section: absent up to fio 3.17, written
-  from 3.18 (`json_object_add_value_int(lat_object, "N", lat_stat->samples)`;
-  the 3.16 files have none, every 3.19 file has it). Without it a direction's
+  from 3.6 (a 3.6 report at pastebin.com/XUnhRK24) and in 3.7 on. fio computes
+  it as io_bytes x 1000 / runtime_ms in integers (3.7: 488804352 x 1000 //
+  15005 = 32576098, as written), so a direction without it gets that, not a
+  refusal.
+- `N` (sample count) in each latency section: absent from every report of
+  3.16 and older seen (3.1, 3.7, 3.13, 3.16), written by 3.19 on (stat.c
+  add_ddir_lat_json: `json_object_add_value_int(lat_object, "N",
+  lat_stat->samples)`; issue 28 dates it to 3.18). Without it a direction's
   clat samples are the sum of its json+ bins where there are bins (fio adds
-  every clat sample to both), else the direction's `total_ios`; a section
-  with min = max = mean = 0 and no `N` recorded nothing (clat disabled, or no
-  I/O: fio's calc_lat leaves the figures 0 when there are no samples).
+  every clat sample to both), else the direction's `total_ios`; a section with
+  min = max = mean = 0 and no `N` recorded nothing (latency disabled, or no
+  I/O: calc_lat leaves the figures 0 when there are no samples).
 - `percentile` (fio's printed clat percentiles, keys "%f" of the percentile,
-  values in ns): every 3.x; up to 3.17 also for a direction without samples
-  (all 0), from 3.18 only when there are samples.
-- `job_runtime` (per job, ms): absent from 3.1 and 3.7, present in 3.16 on. With
-  group_reporting it is the SUM of the clones' runtimes (3.36, numjobs=2:
-  240001 for a 120 s run), and after a signal it overstates the run (3.33:
-  288990 for a 48170 ms run); a direction's `runtime` (ms) is the longest
-  clone's in both cases and is what IOGate reads.
+  values in ns): every 3.x; older ones print it for a direction without
+  samples too (all 0), stat.c now only `if (percentiles && lat_stat->samples)`.
+- `job_runtime` (per job, ms): absent from 3.1 and 3.7, present in 3.13 and
+  3.16 on. With group_reporting it is the SUM of the clones' runtimes (3.36,
+  numjobs=2: 240001 for a 120 s run), and after a signal it overstates the run
+  (3.33: 288990 for a 48170 ms run); a direction's `runtime` (ms) is the
+  longest clone's in both cases and is what IOGate reads.
 - client/server (`client_stats`): `hostname` and `port` per entry in every 3.x
-  seen (3.7, 3.19), plus an "All clients" aggregate (no bins).
+  seen (3.7, 3.19), plus an "All clients" aggregate (no bins); no top-level
+  `timestamp_ms` (3.7, 3.19).
 
-IOGate reads every layout from 3.0 (MIN_READ). Running fio on a lab host needs
-more: the engine finds the measured phase's start live from fio's status
-reports' `job_runtime` (runner._Steer), which 3.7 does not write and 3.16 does,
-so the session's preflight refuses a host whose fio is older than MIN_RUN.
+The reader goes by what each section holds (`N`, `bw_bytes` present or not),
+not by the version number, so a build between the versions seen reads right
+whichever side of a change it falls. It reads every layout from 3.0
+(MIN_READ). Running fio on a lab host needs more: the engine finds the
+measured phase's start live from the `job_runtime` of fio's status reports
+(runner._Steer), which 3.7 does not write; the session's preflight refuses a
+host whose fio is older than MIN_RUN, 3.16 (the oldest with a real report
+here that carries everything the engine reads, and Ubuntu 20.04's fio).
 """
 
 from __future__ import annotations
