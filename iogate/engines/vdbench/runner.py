@@ -271,9 +271,12 @@ class VdbenchEngine(HostEngine):
                                   f"before every region's end: its console lacks {parmfile.SEQUENTIAL_DONE!r}")
         try:
             output = parse_outdir(out_dir)
+            stopped = any(label.split(" ")[0] == RD_NAME for label in output.stopped)
         except EngineError:
             if not errors:
                 raise
+            stopped = True
+        if stopped:
             # vdbench stopped on the array's errors before writing its averages: a product failure.
             since = control.wait_measuring(0) if control is not None else None
             start_ms = since if since is not None else int(time.time() * 1000)
