@@ -75,7 +75,12 @@ class Clock:
 
 def read_clock(summary: Path) -> Clock:
     """summary.html's creation line as a Clock (an empty Clock when there is none)."""
-    for line in read_lines(summary)[:10]:
+    return clock_of(read_lines(summary)[:10])
+
+
+def clock_of(lines: list[Line]) -> Clock:
+    """The Clock of summary.html's first lines (an empty Clock without a creation line)."""
+    for line in lines:
         match = _CREATED.search(line.text)
         if match is None:
             continue
