@@ -8,8 +8,8 @@ and the US's -6 elsewhere). What places it, in this order:
 1. UTC or GMT: offset 0.
 2. summary.html of 5.04.07 prints the same moment in UTC beside the local one
    ("created 21:16:03 5月 10 2023 CST (13:16:03 5月 10 2023 UTC)"): the offset is
-   their difference (to the minute; the month may be localised, so only the times
-   are used, the difference taken within -12 h..+14 h, the span of real zones).
+   their difference (by the dates when the months read, else by the times alone
+   within -12 h..+14 h, the span of real zones).
    It holds for the zone summary.html names; a flatfile row in another zone (a
    daylight-saving change mid-run) goes on to 3.
 3. This machine's own zone (a run IOGate made here).
@@ -34,7 +34,7 @@ from pathlib import Path
 from iogate.engines.vdbench.source import Line, read_lines
 
 _CREATED = re.compile(r"summary report, created (\d\d):(\d\d):(\d\d) (\S+) (\d\d?) (\d{4}) (\w+)"
-                      r"(?: \((\d\d):(\d\d):(\d\d) .*\bUTC\))?")
+                      r"(?: \((\d\d):(\d\d):(\d\d) (\S+) (\d\d?) (\d{4}) UTC\))?")
 _MONTHS = {m: n for n, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov",
                                        "Dec"), start=1)}
 _LOCAL_MONTH = re.compile(r"^(\d\d?)月$")
@@ -85,18 +85,26 @@ def clock_of(lines: list[Line]) -> Clock:
         if match is None:
             continue
         hour, minute, second = (int(match.group(i)) for i in (1, 2, 3))
-        local_s = hour * 3600 + minute * 60 + second
-        offset = None
-        if match.group(8) is not None:
-            utc_s = int(match.group(8)) * 3600 + int(match.group(9)) * 60 + int(match.group(10))
-            offset = (local_s - utc_s) % DAY_S
-            if offset > 14 * 3600:
-                offset -= DAY_S
         month = _month(match.group(4))
         created = (datetime(int(match.group(6)), month, int(match.group(5)), hour, minute, second)
                    if month is not None else None)
-        return Clock(match.group(7), offset, created)
+        return Clock(match.group(7), _offset_s(match, created), created)
     return Clock()
+
+
+def _offset_s(match: re.Match[str], created: datetime | None) -> int | None:
+    """Local minus UTC from the two printed moments: by their dates when both months read, else by
+    the times alone within -12 h..+14 h (a -10 h zone then reads as +14 h: only dates tell them apart)."""
+    if match.group(8) is None:
+        return None
+    hour, minute, second = (int(match.group(i)) for i in (8, 9, 10))
+    month = _month(match.group(11))
+    if created is not None and month is not None:
+        utc = datetime(int(match.group(13)), month, int(match.group(12)), hour, minute, second)
+        return round((created - utc).total_seconds())
+    local_s = int(match.group(1)) * 3600 + int(match.group(2)) * 60 + int(match.group(3))
+    offset = (local_s - (hour * 3600 + minute * 60 + second)) % DAY_S
+    return offset - DAY_S if offset > 14 * 3600 else offset
 
 
 def _month(text: str) -> int | None:
