@@ -9,10 +9,11 @@ data-validation errors (they fail no_io_errors).
 Latency percentiles: every job direction of a RunResult carries vdbench's
 bucket histogram of that WD (or of the whole point when there is one WD) as a
 LatencyHistogram in vdbench's own bucket scheme (buckets.py: upper edge of the
-nearest-rank bucket, math.inf in the open top bucket). Those counts cover
-*every interval of the run point, warmup and ramp included*, while the IOPS and
-mean latency beside them cover the judged window only; the histogram's
-`covers` says so, naming the intervals of both. vdbench writes no per-interval
+nearest-rank bucket, math.inf in the open top bucket). Those counts cover what
+the version counts (version.py): in 5.04.06 *every interval of the run point,
+warmup and ramp included*, in 5.04.01 and 5.04.07 the avg row's window (since
+warmup); the IOPS and mean latency beside them cover the judged window; the
+histogram's `covers` says so, naming the intervals of both. vdbench writes no per-interval
 histogram, so no window of it exists. A direction vdbench printed no section
 for (a file-system run splits no reads from writes) has no histogram: its
 percentiles are NoData, never a guess.
@@ -95,7 +96,7 @@ class Output:
     errors: tuple[Line, ...]  # errorlog.html entries
     interval_s: int
     file_system: bool
-    version: Version = field(default_factory=lambda: Version("50406"))
+    version: Version  # which vdbench wrote it (version.py): what its averages and histograms cover
     # Run points summary.html started that vdbench stopped, on the errors above, before averaging them
     # (their labels): the errors are their result; they have no measurements.
     stopped: tuple[str, ...] = ()
