@@ -4,6 +4,8 @@ has no real outputs): expected values worked by hand in the comments, never comp
 from __future__ import annotations
 
 import json
+import re
+import shutil
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -277,3 +279,22 @@ def test_iogate_parse_fio_json(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert (record["engine"], record["job"], record["iops"], record["mb_per_s"]) == ("fio", "r", 1000.0, 4.096)
     assert (record["read_resp_ms"], record["resp_ms"], record["write_resp_ms"]) == (0.25, 0.25, None)
     assert record["errors"] == [] and record["mb_bytes"] == 1_000_000
+
+
+SAMPLE_TILE = next((root / "shared" / "samples" / "vdbench" / "run3_vm_tile" for root in
+                    (Path(__file__).resolve().parents[3], Path(__file__).resolve().parents[4])
+                    if (root / "shared" / "samples" / "vdbench" / "run3_vm_tile").is_dir()), None)
+
+
+@pytest.mark.skipif(SAMPLE_TILE is None, reason="vdbench samples not found (a fresh clone has no shared/)")
+def test_a_workload_report_without_rows_is_not_the_points_but_a_job_of_it_must_have_rows(tmp_path: Path) -> None:
+    assert SAMPLE_TILE is not None
+    out = tmp_path / "tile"
+    shutil.copytree(SAMPLE_TILE, out)
+    web = out / "web.html"
+    web.chmod(0o644)
+    web.write_text("\n".join(line for line in web.read_text().splitlines() if not re.match(r"^\d\d:\d\d:\d\d\.\d{3}\s", line)))
+    output = parse_outdir(out)
+    assert set(output.points[0].reports["wd"]) == {"sql"}
+    with pytest.raises(EngineError, match=r"workload report\(s\) \['web'\] hold no intervals"):
+        to_run_result(output, output.points[0], "h1", {"sql": "sql", "web": "web"})

@@ -252,6 +252,10 @@ def to_run_result(output: Output, point: Point, host: str, job_names: dict[str, 
     # leave a second without a sample.
     start_ms = rows[first - 2].t_ms if first > 1 else rows[0].t_ms - interval_ms
     wd_reports = reports.get("wd")
+    # A WD report without rows for this point is left out (parse_outdir); a WD the caller ran must not be.
+    silent = sorted(wd for wd in (job_names or {}) if wd_reports and wd != point.rd and wd not in wd_reports)
+    if silent:
+        raise EngineError(f"{output.path}: run point {point.label!r}: workload report(s) {silent} hold no intervals")
     per_job = wd_reports or {point.rd: Windowed(total, tuple(stats(r) for r in window_rows))}
     jobs = []
     samples: list[Sample] = []
