@@ -1,4 +1,4 @@
-"""`python -m iogate COMMAND`: cleanup, percentiles, report, lab, labvm, export, vdbench-parse."""
+"""`python -m iogate COMMAND`: cleanup, percentiles, report, lab, labvm, export, vdbench-parse, parse."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ DELEGATED = {
     "labvm": "iogate.labs.labvm.cli:main",
     "export": "iogate.results.cli:main",
     "vdbench-parse": "iogate.engines.vdbench.cli:main",
+    "parse": "iogate.parse_cli:main",
 }
 
 

@@ -171,7 +171,10 @@ class Lab(Strict):
     criteria: str | None = None
     # The load engine (iogate/lab/registry.py ENGINES): fio (default) or vdbench; --engine overrides.
     engine: str = "fio"
-    vdbench_home: str | None = None  # this lab's vdbench installation (default: VDBENCH_HOME, shared/tools)
+    vdbench_home: str | None = Field(default=None, description=(
+        "The lab's own vdbench installation (the directory holding the `vdbench` launcher, e.g. Oracle's 5.04.07 "
+        "download; IOGate reads 5.04.01-5.04.07). Set: the engine runs it, on this controller and on every remote "
+        "host, instead of this machine's build. Unset: VDBENCH_HOME, else ../shared/tools/vdbench (development)."))
     # vdbench warnings this lab accepts instead of failing the run (iogate/engines/vdbench/health.py
     # TOLERABLE): "cpu" = the whole machine averaged over 80 % CPU. None by default: fail closed.
     vdbench_tolerate: list[Literal["cpu"]] = Field(default_factory=list)

@@ -2,6 +2,8 @@
 
 Modules, one concept each:
   source     vdbench's html report files as numbered text lines (errors name file:line)
+  version    which vdbench (5.04.01-5.04.07) wrote a directory, and what that changes in reading it
+  clock      a row's local time and zone (summary.html places it) as epoch ms
   flatfile   flatfile.html: per-interval rows and vdbench's avg_X-Y rows
   window     which intervals an avg_X-Y row aggregates, and the aggregate itself
   buckets    vdbench's latency histogram (its own bucket edges, never fio bins)

@@ -6,10 +6,14 @@ sections such as "Reads and writes:", "Reads:", "Writes:" (a file-system run:
 for this workload:"), each a table of `min(ms) < max(ms) count % cum%` rows;
 the last bucket is open-ended ("2000.000 < max").
 
-What it counts: every I/O of the run point, *warmup included* (the sample with
-warmup=2 counts exactly the sum over intervals 1..N, while the avg row covers
-2..N; see window.py). Percentiles from it therefore include the warmup; the
-per-interval flatfile figures do not.
+What it counts depends on the version (version.py): in 5.04.06 every I/O of the
+run point, *warmup included* (the sample with warmup=2 counts exactly the sum
+over intervals 1..N, while the avg row covers 2..N; see window.py), so its
+percentiles include the warmup and the per-interval flatfile figures do not; in
+5.04.01 and 5.04.07 the I/Os of the avg row's window X..Y, *since warmup*
+(5.04.07 file-system sections say so: "Total of all requested operations since
+warmup:"). A point without statistics ("No statistics generated for this run.",
+vdbench's one-interval SD_format) has no sections.
 
 Percentile rule (exact, documented because buckets are coarse): for p in
 (0, 100], the rank is ceil(p/100 * N) (nearest rank, N = all I/Os, in exact
@@ -42,6 +46,7 @@ _COLUMNS = re.compile(r"^\s*min\(ms\)\s+<\s+max\(ms\)\s+count")
 SECTIONS: dict[str, tuple[str, ...]] = {
     "Reads and writes:": ("all",),
     "Total of all requested operations:": ("all",),
+    "Total of all requested operations since warmup:": ("all",),
     "Reads:": ("read",),
     "Writes:": ("write",),
     "Only reads done for this workload:": ("all", "read"),

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from iogate.engines.vdbench.source import Line, read_lines
 
-_PREAMBLE_END = "If there are no error messages beyond this line"
+# 5.04.06/5.04.07: "If there are no error messages beyond this line then ..."; 5.04.01: "If there is no data ...".
+_PREAMBLE_ENDS = ("If there are no error messages beyond this line", "If there is no data beyond this line")
 _SLAVE = r"^\d\d:\d\d:\d\d\.\d{3} \S+: "
 BOOKKEEPING = (
     re.compile(_SLAVE + r"Created new mmap file: \S+ mmap size: \S+\s*$"),
@@ -28,7 +29,7 @@ def error_lines(path: Path) -> list[Line]:
     """The error lines; a log without vdbench's preamble is not understood (EngineError)."""
     lines = read_lines(path)
     for index, line in enumerate(lines):
-        if _PREAMBLE_END in line.text:
+        if any(end in line.text for end in _PREAMBLE_ENDS):
             return [entry for entry in lines[index + 1:]
                     if entry.text.strip() and not any(p.match(entry.text) for p in BOOKKEEPING)]
     raise (lines[-1] if lines else Line(path, 0, "")).fail("no vdbench error-log preamble")

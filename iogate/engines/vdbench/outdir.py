@@ -9,10 +9,11 @@ data-validation errors (they fail no_io_errors).
 Latency percentiles: every job direction of a RunResult carries vdbench's
 bucket histogram of that WD (or of the whole point when there is one WD) as a
 LatencyHistogram in vdbench's own bucket scheme (buckets.py: upper edge of the
-nearest-rank bucket, math.inf in the open top bucket). Those counts cover
-*every interval of the run point, warmup and ramp included*, while the IOPS and
-mean latency beside them cover the judged window only; the histogram's
-`covers` says so, naming the intervals of both. vdbench writes no per-interval
+nearest-rank bucket, math.inf in the open top bucket). Those counts cover what
+the version counts (version.py): in 5.04.06 *every interval of the run point,
+warmup and ramp included*, in 5.04.01 and 5.04.07 the avg row's window (since
+warmup); the IOPS and mean latency beside them cover the judged window; the
+histogram's `covers` says so, naming the intervals of both. vdbench writes no per-interval
 histogram, so no window of it exists. A direction vdbench printed no section
 for (a file-system run splits no reads from writes) has no histogram: its
 percentiles are NoData, never a guess.
@@ -27,9 +28,11 @@ from pathlib import Path
 
 from iogate.engines.vdbench import errorlog
 from iogate.engines.vdbench.buckets import BucketHistogram, PointHistograms, parse_histograms
-from iogate.engines.vdbench.flatfile import FlatPoint, Stats, parse_flatfile, stats
+from iogate.engines.vdbench.clock import read_clock
+from iogate.engines.vdbench.flatfile import FlatFile, FlatPoint, Stats, parse_flatfile, stats
 from iogate.engines.vdbench.reports import ReportPoint, is_file_system, parse_report
-from iogate.engines.vdbench.source import Line, read_lines, run_label
+from iogate.engines.vdbench.source import Line, planned_labels, read_lines, run_label
+from iogate.engines.vdbench.version import Version, read_version
 from iogate.engines.vdbench.window import Aggregate, aggregate_rows, aggregate_stats, window
 from iogate.errors import EngineError
 from iogate.metrics.latency import LatencyHistogram
@@ -93,40 +96,76 @@ class Output:
     errors: tuple[Line, ...]  # errorlog.html entries
     interval_s: int
     file_system: bool
+    version: Version  # which vdbench wrote it (version.py): what its averages and histograms cover
+    # Run points summary.html started that vdbench stopped, on the errors above, before averaging them
+    # (their labels): the errors are their result; they have no measurements.
+    stopped: tuple[str, ...] = ()
 
 
 def parse_outdir(path: Path) -> Output:
+    """Every run point of a vdbench output directory (5.04.01-5.04.07, block or file system).
+
+    Refused (EngineError, one line naming the reason): a directory vdbench had not finished
+    (a run point without its avg_X-Y row and no error in errorlog.html to say why: it was
+    copied mid-run), an unsupported version, a file that contradicts another. A run vdbench
+    stopped on I/O or data-validation errors is no refusal: its unaveraged points are
+    `stopped`, with the errors as their result.
+    """
     path = Path(path)
     if not path.is_dir():
         raise EngineError(f"{path}: not a vdbench output directory")
-    flat = parse_flatfile(path / "flatfile.html")
-    if not flat:
-        raise EngineError(f"{path / 'flatfile.html'}: no run point completed (no interval rows): no data")
     summary = path / "summary.html"
-    labels = [label for line in read_lines(summary) if (label := run_label(line)) is not None]
-    if len(labels) != len(flat):
-        raise EngineError(f"{summary}: {len(labels)} run points started but flatfile.html has {len(flat)} averages "
-                          "(vdbench stopped mid-run?)")
+    started = [label for line in read_lines(summary) if (label := run_label(line)) is not None]
+    # No point started (a run aborted on its first point's errors): the points its links planned. (Only
+    # then: with for-loops, 5.04.06 links fewer points than it runs.)
+    labels = started or planned_labels(summary)
+    errors = tuple(errorlog.error_lines(path / "errorlog.html"))
+    flat = parse_flatfile(path / "flatfile.html", read_clock(summary))
+    done = len(flat.points)
+    if done > len(started):
+        raise EngineError(f"{summary}: {len(started)} run points started but flatfile.html has {done} averages")
+    if done < len(labels) and not errors:
+        raise EngineError(_unfinished(path, labels, flat))
+    if flat.unfinished and done == len(labels):
+        raise flat.unfinished[-1].line.fail("intervals of a run point summary.html never planned")
+    version = read_version(path)
     hist = parse_histograms(path / "histogram.html")
-    if [h.label for h in hist] != labels:
+    if [h.label for h in hist][:done] != labels[:done] or len(hist) > len(labels):
         raise EngineError(f"{path / 'histogram.html'}: run points {[h.label for h in hist]} differ from summary.html's {labels}")
     file_system = is_file_system(summary)
     linked = {} if file_system else _linked_reports(path, summary)
-    wd_hist = {wd: _wd_histograms(path / f"{wd}.histogram.html", labels) for wd in linked.get("wd", {})}
+    wd_hist = {wd: _wd_histograms(path / f"{wd}.histogram.html", labels[:done]) for wd in linked.get("wd", {})}
     points = []
-    for index, (label, point) in enumerate(zip(labels, flat, strict=True)):
+    for index, (label, point) in enumerate(zip(labels, flat.points, strict=False)):
         if not label.split(" ")[0] == point.run:
             raise point.avg.line.fail(f"run {point.run} where summary.html's point {index + 1} is {label!r}")
-        total = window(point)
-        raw = {kind: {name: (path / f"{name}.html", _report_point(path / f"{name}.html", report, index, label))
-                      for name, report in named.items()}
+        total = window(point, version)
+        # A WD or SD report lists every run point but has rows only for those that ran it (the
+        # 5.04.07 oceanstor run: 38 points, one WD each): a report without rows is not this point's.
+        raw = {kind: {name: (path / f"{name}.html", rp) for name, report in named.items()
+                      if (rp := _report_point(path / f"{name}.html", report, index, label)).rows}
                for kind, named in linked.items()}
         reports = {kind: {name: _report_window(p, rp, total.first, total.last) for name, (p, rp) in named.items()}
                    for kind, named in raw.items()}
         points.append(Point(label, point, total, hist[index].sections, reports, raw,
                             {wd: per_point[index].sections for wd, per_point in wd_hist.items() if per_point}))
-    return Output(path, tuple(points), tuple(errorlog.error_lines(path / "errorlog.html")),
-                  _interval_s(path / "parmfile.html"), file_system)
+    return Output(path, tuple(points), errors, _interval_s(path / "parmfile.html"), file_system, version,
+                  tuple(labels[done:]))
+
+
+def _unfinished(path: Path, labels: list[str], flat: FlatFile) -> str:
+    """Why a directory with a run point left unaveraged, and no error to explain it, is refused."""
+    done = len(flat.points)
+    later = len(labels) - done - 1
+    rest = f"; {later} later run point(s) without data" if later else ""
+    if flat.unfinished:
+        return (f"{path}: committed mid-run: run point {labels[done]!r} has {len(flat.unfinished)} intervals and no "
+                f"averages (flatfile.html ends without its avg_X-Y row; errorlog.html holds no error){rest}")
+    if done == 0:
+        return (f"{path / 'flatfile.html'}: no run point completed (no interval rows) and errorlog.html holds no "
+                f"error: no data{rest}")
+    return (f"{path}: run point {labels[done]!r} (summary.html) has no intervals or averages in flatfile.html "
+            f"and errorlog.html no error: stopped mid-run{rest}")
 
 
 def _wd_histograms(path: Path, labels: list[str]) -> list[PointHistograms]:
@@ -166,6 +205,10 @@ def _report_point(path: Path, report: list[ReportPoint], index: int, label: str)
 
 def _report_window(path: Path, point: ReportPoint, first: int, last: int) -> Windowed:
     rows = point.intervals
+    if first > last:  # an average over no interval (avg_2-1): vdbench's own all-zero row
+        if point.avg is None:
+            raise EngineError(f"{path}: {point.label}: no avg row for a run point without intervals")
+        return Windowed(Aggregate(first, last, point.avg.stats), ())
     if len(rows) < last:
         raise EngineError(f"{path}: {point.label}: {len(rows)} intervals where the flatfile has {last}")
     window = tuple(r.stats for r in rows[first - 1:last])
@@ -173,7 +216,8 @@ def _report_window(path: Path, point: ReportPoint, first: int, last: int) -> Win
 
 
 def _interval_s(parmfile: Path) -> int:
-    seconds = {int(m) for line in read_lines(parmfile) if not line.text.lstrip().startswith("*")
+    # vdbench's comment lines start with '*', '#' or '/' (a real parmfile keeps older rd= lines as '#rd=...').
+    seconds = {int(m) for line in read_lines(parmfile) if not line.text.lstrip().startswith(("*", "#", "/"))
                for m in _INTERVAL.findall(line.text)}
     if len(seconds) > 1:
         raise EngineError(f"{parmfile}: run definitions with different interval= {sorted(seconds)} are not supported")
@@ -193,6 +237,8 @@ def to_run_result(output: Output, point: Point, host: str, job_names: dict[str, 
     errorlog.html entries mark the first job with an errno (EILSEQ for data validation,
     EIO otherwise; JobResult.error is an errno, as fio's), so no_io_errors fails.
     """
+    if first_interval is None and point.total.intervals == 0:
+        raise point.flat.avg.line.fail(f"run point {point.label!r} averaged no interval: no data")
     total, reports = point.window_from(first_interval or point.total.first)
     first, last = total.first, total.last
     interval_ms = output.interval_s * 1000
@@ -206,6 +252,10 @@ def to_run_result(output: Output, point: Point, host: str, job_names: dict[str, 
     # leave a second without a sample.
     start_ms = rows[first - 2].t_ms if first > 1 else rows[0].t_ms - interval_ms
     wd_reports = reports.get("wd")
+    # A WD report without rows for this point is left out (parse_outdir); a WD the caller ran must not be.
+    silent = sorted(wd for wd in (job_names or {}) if wd_reports and wd != point.rd and wd not in wd_reports)
+    if silent:
+        raise EngineError(f"{output.path}: run point {point.label!r}: workload report(s) {silent} hold no intervals")
     per_job = wd_reports or {point.rd: Windowed(total, tuple(stats(r) for r in window_rows))}
     jobs = []
     samples: list[Sample] = []
@@ -218,7 +268,7 @@ def to_run_result(output: Output, point: Point, host: str, job_names: dict[str, 
         else:
             sections, source = point.histograms, output.path / "histogram.html"
         histograms = _latency_histograms(sections, source, f"workload {wd}" if wd_reports else "every workload",
-                                         point, first, last)
+                                         point, first, last, output.version)
         jobs.append(_job(name, job_host, windowed.aggregate, output.interval_s, errors, histograms))
         for k, s in enumerate(windowed.intervals, 1):
             for direction, iops, resp_ms in ((Dir.READ, s.read_iops, s.read_resp_ms),
@@ -269,11 +319,13 @@ def stopped_by_errors(out_dir: Path, errors: list[Line], job_names: list[str], j
 
 
 def _latency_histograms(sections: dict[str, BucketHistogram], source: Path, who: str, point: Point,
-                        first: int, last: int) -> dict[Dir, LatencyHistogram]:
-    """Each direction's vdbench buckets as a LatencyHistogram whose `covers` says what they count."""
-    intervals = len(point.flat.intervals)
-    span = (f"intervals 1-{intervals}, the judged window" if (first, last) == (1, intervals) else
-            f"intervals 1-{intervals}, warmup included (the judged window is intervals {first}-{last})")
+                        first: int, last: int, version: Version) -> dict[Dir, LatencyHistogram]:
+    """Each direction's vdbench buckets as a LatencyHistogram whose `covers` says what they count
+    (version.py: 5.04.06 counts every interval, the others the avg row's window)."""
+    counted = (1, len(point.flat.intervals)) if version.histogram_counts_warmup else point.flat.avg_range_or_fail()
+    since = "warmup included" if version.histogram_counts_warmup else f"since warmup (vdbench {version.name})"
+    span = (f"intervals {counted[0]}-{counted[1]}, the judged window" if (first, last) == counted else
+            f"intervals {counted[0]}-{counted[1]}, {since} (the judged window is intervals {first}-{last})")
     return {direction: sections[direction.value].latency(
                 f"vdbench {source.name}: every {direction} I/O of {who} in run point {point.label!r}, {span}")
             for direction in (Dir.READ, Dir.WRITE) if direction.value in sections}

@@ -39,6 +39,7 @@ from testinfra.backend.base import CommandResult
 
 from iogate.engines.base import HostEngine, LoadControl, with_targets
 from iogate.engines.vdbench import errorlog, health, parmfile
+from iogate.engines.vdbench.clock import Clock, clock_of
 from iogate.engines.vdbench.flatfile import parse_rows
 from iogate.engines.vdbench.locate import vdbench_home
 from iogate.engines.vdbench.netns_master import (
@@ -271,9 +272,12 @@ class VdbenchEngine(HostEngine):
                                   f"before every region's end: its console lacks {parmfile.SEQUENTIAL_DONE!r}")
         try:
             output = parse_outdir(out_dir)
+            stopped = any(label.split(" ")[0] == RD_NAME for label in output.stopped)
         except EngineError:
             if not errors:
                 raise
+            stopped = True
+        if stopped:
             # vdbench stopped on the array's errors before writing its averages: a product failure.
             since = control.wait_measuring(0) if control is not None else None
             start_ms = since if since is not None else int(time.time() * 1000)
@@ -339,6 +343,8 @@ class _Steer:
                  done: threading.Event) -> None:
         self.initiator = initiator
         self.flatfile = flatfile
+        self.summary = str(Path(flatfile).parent / "summary.html")
+        self.clock: Clock | None = None
         self.monitor = monitor
         self.row_before_window = math.ceil(ramp_s)  # 0: the window starts with interval 1
         self.control = control
@@ -357,8 +363,12 @@ class _Steer:
                 return
 
     def _window_start_ms(self) -> int | None:
+        if self.clock is None or self.clock.zone is None:
+            # summary.html's first lines place the flatfile's zone (clock.py): a lab's vdbench may run in another.
+            head = self.initiator.run_unchecked("head -5 %s 2>/dev/null", self.summary).stdout
+            self.clock = clock_of([Line(Path(self.summary), n, t) for n, t in enumerate(head.splitlines(), start=1)])
         text = self.initiator.run_unchecked("cat %s 2>/dev/null", self.flatfile).stdout
-        rows = [r for r in parse_rows(text) if r.run == RD_NAME and r.interval.isdigit()]
+        rows = [r for r in parse_rows(text, clock=self.clock) if r.run == RD_NAME and r.interval.isdigit()]
         wanted = max(self.row_before_window, 1)
         row = next((r for r in rows if int(r.interval) == wanted), None)
         if row is None:

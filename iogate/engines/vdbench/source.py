@@ -52,3 +52,18 @@ def run_label(line: Line) -> str | None:
     loops = _FOR_LOOPS.search(match.group("rest"))
     values = loops.group("loops") if loops else ""
     return match.group("rd") if values in ("", "None") else f"{match.group('rd')} {values}"
+
+
+_PLANNED = re.compile(r'<A HREF="#_-?\d+">([^<]+?) For loops: ([^<]*?)\s*</A>', re.IGNORECASE)
+
+
+def planned_labels(path: Path) -> list[str]:
+    """The run points a report's 'Link to Run Definitions:' list plans, labelled as run_label() does.
+
+    vdbench writes this list before the run starts, so it names points that never printed their
+    'Starting RD=' header (a run aborted on its first point's errors)."""
+    try:
+        raw = path.read_text(errors="replace")
+    except OSError as exc:
+        raise EngineError(f"{path}: cannot read vdbench output: {exc}") from None
+    return [rd if values in ("", "None") else f"{rd} {values}" for rd, values in _PLANNED.findall(raw)]

@@ -15,6 +15,13 @@ leave it out. The window is the first of X-1, X, X-2, X-3 ... 1 whose mean rate
 and MB/s reproduce vdbench's avg row to its printed precision; none is an
 EngineError naming the avg row. (The runner does not judge vdbench's window: it
 takes the intervals after the ramp it asked for, see outdir.to_run_result.)
+5.04.01 and 5.04.07 average X..Y as labelled (version.py): for them X is tried
+first, then X-1, X-2 ...
+
+A run point of one interval with a warmup of one (vdbench's SD_format) prints
+`avg_2-1`. In 5.04.07 that is an average over no interval, all zeros: its
+Aggregate has no intervals (first = last + 1) and the avg row's zero figures.
+5.04.06 prints interval 1's figures there (the race above): the search finds 1-1.
 
 Every interval lasts `interval` seconds (vdbench's rate is I/Os per nominal
 interval), so over the window: IOPS and MB/s are plain means, response times
@@ -28,6 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from iogate.engines.vdbench.flatfile import FlatPoint, FlatRow, Stats, stats
+from iogate.engines.vdbench.version import Version
 
 # Rates are printed with 4 decimals: a mean of rounded rates is within 0.5e-4 of the
 # mean of the true ones, and the avg row is itself rounded to 0.5e-4.
@@ -45,12 +53,17 @@ class Aggregate:
         return self.last - self.first + 1
 
 
-def window(point: FlatPoint) -> Aggregate:
+def window(point: FlatPoint, version: Version | None = None) -> Aggregate:
+    """The intervals vdbench's avg row covers, recomputed; `version` None is read as 5.04.06 (this machine's)."""
     label_first, last = point.avg_range_or_fail()
     wanted = point.avg.need("rate")
     wanted_mb = point.avg.need("MB/sec")
+    if label_first == last + 1 and not wanted and not wanted_mb:
+        return Aggregate(label_first, last, stats(point.avg))  # 5.04.07's avg_2-1: over no interval
     tried = []
-    order = [label_first - 1, label_first, *range(label_first - 2, 0, -1)]
+    before_label = version is None or version.avg_covers_interval_before_label
+    order = ([label_first - 1, label_first] if before_label else [label_first, label_first - 1])
+    order += range(label_first - 2, 0, -1)
     for first in dict.fromkeys(f for f in order if 1 <= f <= last):
         aggregate = aggregate_rows(point.intervals[first - 1:last], first, last)
         if abs(aggregate.stats.iops - wanted) <= RATE_TOLERANCE and abs(aggregate.stats.mb_per_s - wanted_mb) <= RATE_TOLERANCE:
