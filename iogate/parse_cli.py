@@ -26,11 +26,10 @@ import argparse
 import json
 import math
 import os
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from iogate.engines.fio import parse as fio_parse
+from iogate.engines.fio.output import FioOutput, read_fio_output
 from iogate.engines.vdbench.cli import PERCENTILES, point_record, stopped_record
 from iogate.engines.vdbench.outdir import Output, Point, Windowed, parse_outdir
 from iogate.errors import EngineError
@@ -38,8 +37,6 @@ from iogate.metrics.latency import LatencyHistogram
 from iogate.metrics.nodata import NoData
 from iogate.metrics.types import Dir, JobResult
 from iogate.units import BYTES_PER_MB, BYTES_PER_MIB, bytes_per_s_to_mb_per_s, ns_to_ms
-
-FIO_AGGREGATE_JOB = "All clients"  # fio client/server's sum over hosts (iogate/engines/fio/client_server.py)
 
 
 def parse_path(path: Path) -> tuple[list[dict[str, Any]], bool]:
@@ -95,40 +92,40 @@ def _resp(rate: float, resp_ms: float) -> float | None:
 # -- fio ----------------------------------------------------------------------------------------
 
 def fio_records(path: Path) -> tuple[list[dict[str, Any]], bool]:
-    data = fio_parse.load_json(path.read_text(errors="replace"), str(path))
-    if "client_stats" in data:
-        per_host: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for entry in data["client_stats"]:
-            if entry.get("jobname") != FIO_AGGREGATE_JOB:
-                per_host[str(entry.get("hostname", "?"))].append(entry)
-        jobs = [job for host, entries in per_host.items() for job in fio_parse.parse_jobs({"jobs": entries}, host)]
-    else:
-        jobs = fio_parse.parse_jobs(data, str(data.get("hostname", "local")))
-    if not jobs:
+    output = read_fio_output(path, host="local")
+    if not output.jobs:
         raise EngineError(f"{path}: fio output without jobs: no data")
-    records = [_fio_record(job) for job in jobs]
-    return records, any(job.error for job in jobs)
+    records = [_fio_record(output, job) for job in output.jobs]
+    return records, any(job.error for job in output.jobs)
 
 
-def _fio_record(job: JobResult) -> dict[str, Any]:
+def _fio_record(output: FioOutput, job: JobResult) -> dict[str, Any]:
     dirs = {d: job[d] for d in (Dir.READ, Dir.WRITE, Dir.TRIM)}
     iops = sum(d.iops for d in dirs.values())
     bw = sum(d.bw_bytes_per_s for d in dirs.values())
     done = [d for d in dirs.values() if d.clat.samples]
     samples = sum(d.clat.samples for d in done)
     histograms = [d.clat.histogram for d in done if d.clat.histogram is not None]
-    every = LatencyHistogram.merged(histograms) if len(histograms) == len(done) else None
+    every = LatencyHistogram.merged(histograms) if done and len(histograms) == len(done) else None
     return {
-        "engine": "fio", "job": job.name, "host": job.host,
+        "engine": "fio", "version": output.version, "job": job.name, "host": job.host,
         "iops": round(iops, 4), "mb_per_s": round(bytes_per_s_to_mb_per_s(bw), 4), "mb_bytes": BYTES_PER_MB,
         "read_iops": round(dirs[Dir.READ].iops, 4), "write_iops": round(dirs[Dir.WRITE].iops, 4),
         "resp_ms": round(ns_to_ms(sum(d.clat.mean_ns * d.clat.samples for d in done) / samples), 4) if samples else None,
         "read_resp_ms": _fio_mean(dirs[Dir.READ]), "write_resp_ms": _fio_mean(dirs[Dir.WRITE]),
         "percentiles": _percentiles(every),
-        "read_percentiles": _percentiles(dirs[Dir.READ].clat.histogram),
-        "write_percentiles": _percentiles(dirs[Dir.WRITE].clat.histogram),
+        "read_percentiles": _fio_percentiles(output, job, Dir.READ),
+        "write_percentiles": _fio_percentiles(output, job, Dir.WRITE),
         "errors": [f"errno {job.error} ({os.strerror(job.error)})"] if job.error else [],
     }
+
+
+def _fio_percentiles(output: FioOutput, job: JobResult, direction: Dir) -> dict[str, float | str | None]:
+    """From the json+ bins where the job has them, else the percentiles fio printed for the whole job."""
+    if job[direction].clat.histogram is not None:
+        return _percentiles(job[direction].clat.histogram)
+    printed = output.clat_percentiles_ns(job, direction)
+    return {f"p{pct:g}_ms": (round(ns_to_ms(printed[pct]), 4) if pct in printed else None) for pct in PERCENTILES}
 
 
 def _fio_mean(direction: Any) -> float | None:
