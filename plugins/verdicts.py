@@ -205,7 +205,11 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function):  # type: ignore[no-untyped-
     invalid = [j for j in judged if j.invalid is not None]
     # One line per failed verdict, each a statement: criterion, measured, bound, window, what missed.
     lines = "\n".join(FAILURE_PREFIX + j.verdict.line() for j in failed)
-    invalid_lines = "\n".join(f"{INVALID_PREFIX}{j.invalid}\n  {j.verdict.line()}" for j in invalid)
+    # Invalid verdicts under their reason, once per reason (one saturated host usually voids several).
+    by_reason: dict[str, list[str]] = {}
+    for j in invalid:
+        by_reason.setdefault(str(j.invalid), []).append(f"  {j.verdict.line()}")
+    invalid_lines = "\n".join(f"{INVALID_PREFIX}{why}\n" + "\n".join(lines) for why, lines in by_reason.items())
     if failed:
         raise AssertionError(lines + (f"\n{invalid_lines}" if invalid else ""))
     if invalid:

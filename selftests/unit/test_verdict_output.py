@@ -100,6 +100,11 @@ def test_vm_stalled_on_its_saturated_host(request, judge):
     judge(Verdict("targets_held", False, 20, 90, Unit.PCT_INTERVALS, evidence=(vm("h1/vm1", False), vm("h2/vm2", True))))
 
 
+def test_two_passes_on_one_saturated_host(request, judge):
+    busy(request, 95.0)
+    judge(Verdict("iops_min", True, 1430, 1015, Unit.IOPS), Verdict("p99_latency_max", True, 40, 50, Unit.MS))
+
+
 def test_unnamed_verdicts_of_two_points(request, judge):
     busy(request, 97.0, point="qd1")
     busy(request, 20.0, point="qd8")
@@ -315,3 +320,11 @@ def test_nothing_judged_has_its_own_category(outcome) -> None:  # type: ignore[n
     assert classify(nothing["status"], nothing["statusDetails"]["message"]) == NOTHING_JUDGED
     judged = results["test_judged"]
     assert classify(judged["status"], judged["statusDetails"]["message"]) == PRODUCT_DEFECT
+
+
+def test_one_reason_heads_every_verdict_it_voids(outcome) -> None:  # type: ignore[no-untyped-def]
+    _, results = outcome
+    message = results["test_two_passes_on_one_saturated_host"]["statusDetails"]["message"]
+    assert message.count("generator saturated: host h1 was 95.0 % CPU busy over run point tiles-x1") == 1, message
+    assert message.splitlines()[1:] == ["  iops_min PASS: measured 1430 IOPS, bound 1015 IOPS, window measure",
+                                        "  p99_latency_max PASS: measured 40 ms, bound 50 ms, window measure"]
