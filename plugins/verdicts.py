@@ -209,7 +209,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function):  # type: ignore[no-untyped-
     by_reason: dict[str, list[str]] = {}
     for j in invalid:
         by_reason.setdefault(str(j.invalid), []).append(f"  {j.verdict.line()}")
-    invalid_lines = "\n".join(f"{INVALID_PREFIX}{why}\n" + "\n".join(lines) for why, lines in by_reason.items())
+    invalid_lines = "\n".join(f"{INVALID_PREFIX}{why}\n" + "\n".join(voided) for why, voided in by_reason.items())
     if failed:
         raise AssertionError(lines + (f"\n{invalid_lines}" if invalid else ""))
     if invalid:
