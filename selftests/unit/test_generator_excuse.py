@@ -16,6 +16,7 @@ import pytest
 
 from criteria.spec import load_spec
 from fixtures.stash import MeasuredPoint
+from iogate.hosts.initiator import Initiator
 from iogate.lab import load_lab
 from iogate.metrics.generator import SaturatedHost, hosts_sharing_array_cpus, invalid_reason, judged_on
 from iogate.metrics.hostcpu import busy_pct_between, cpu_ticks
@@ -48,6 +49,14 @@ def test_a_kvm_host_82_pct_busy_reads_82_not_90_1() -> None:
     before, after = cpu_ticks(KVM_BEFORE), cpu_ticks(KVM_AFTER)
     assert (after[0] - before[0], after[1] - before[1]) == (8200, 10000)
     assert busy_pct_between(before, after) == 82.0
+
+
+def test_the_initiator_reads_its_ticks_by_the_same_rule() -> None:
+    """The engines' busy % comes from Initiator.cpu_ticks: busy 1222490 + 3120 + 230116 + 1 + 5024 + 0 = 1460751,
+    total 1460751 + 9839090 + 12550 = 11312391 (the guest columns left out)."""
+    initiator = object.__new__(Initiator)
+    initiator.read_text = lambda path: KVM_AFTER if path == "/proc/stat" else ""  # type: ignore[method-assign]
+    assert initiator.cpu_ticks() == (1460751, 11312391)
 
 
 def test_a_cpu_line_without_guest_fields_and_a_text_that_is_not_proc_stat() -> None:
