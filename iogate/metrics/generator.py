@@ -13,8 +13,8 @@ The excuse is narrow (`invalid_reason`): it covers only a verdict judged on the 
 point and host that were saturated (Verdict.point, Verdict.host). It never covers
 an error count (errors are counted, not timed), a no-data verdict (the array
 delivered nothing to judge, however busy the host), a failed verdict that names no
-run point (nothing shows it was judged on the saturated one), nor a target miss of
-a VM whose own host was fit in that point. A passed verdict that names no run point
+run point (nothing shows it was judged on the saturated one), nor a target miss or
+a stall (0 IOPS in an interval) of a VM whose own host was fit in that point. A passed verdict that names no run point
 could have been judged on any of the test's points: in a test with a saturated
 point it is invalid (fail closed both ways).
 
@@ -27,6 +27,7 @@ says so (`hosts_sharing_array_cpus`), since there a busy host may be the array.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -78,10 +79,17 @@ def is_no_data(verdict: Verdict) -> bool:
     return math.isnan(verdict.measured) or verdict.detail.startswith(NO_DATA_PREFIX)
 
 
+# How a window names a VM that completed no I/O in some interval (iogate/metrics/windows.py `stalls`):
+# "h1/vm3: 0 IOPS in 6 of 10 intervals of the event window".
+_STALLED_VM = re.compile(r"([^\s/;:]+)/[^\s;:]+: 0 IOPS in \d+ of \d+ intervals")
+
+
 def missed_vm_hosts(verdict: Verdict) -> set[str]:
-    """Hosts of the VMs a failed verdict's evidence names as missed ("vm": "host/job", "passed": False)."""
-    return {str(row["vm"]).split("/", 1)[0] for row in verdict.evidence
-            if row.get("passed") is False and "/" in str(row.get("vm", ""))}
+    """Hosts of the VMs a failed verdict names as missed: its evidence rows ("vm": "host/job", "passed": False,
+    target_iops_held) and the VMs its detail says stalled (0 IOPS in an interval: throughput_impact)."""
+    missed = {str(row["vm"]).split("/", 1)[0] for row in verdict.evidence
+              if row.get("passed") is False and "/" in str(row.get("vm", ""))}
+    return missed | set(_STALLED_VM.findall(verdict.detail))
 
 
 def hosts_sharing_array_cpus(lab: Lab) -> dict[str, str]:
@@ -122,7 +130,7 @@ def invalid_reason(verdict: Verdict, saturated: Sequence[SaturatedHost], shared:
         return None
     missed = missed_vm_hosts(verdict) if not verdict.passed else set()
     if missed:
-        # A target miss is excused only where every VM that missed ran on a host saturated in this point.
+        # A target miss or a stall is excused only where every VM that missed ran on a host saturated in this point.
         hits = [s for s in in_point if s.host in missed]
         return _reason(hits, shared, "the VMs that missed") if {s.host for s in hits} == missed else None
     hits = [s for s in in_point if not verdict.host or s.host == verdict.host]

@@ -18,9 +18,10 @@ from criteria.spec import load_spec
 from fixtures.stash import MeasuredPoint
 from iogate.hosts.initiator import Initiator
 from iogate.lab import load_lab
-from iogate.metrics.generator import SaturatedHost, hosts_sharing_array_cpus, invalid_reason, judged_on
+from iogate.metrics.generator import SaturatedHost, hosts_sharing_array_cpus, invalid_reason, judged_on, missed_vm_hosts
 from iogate.metrics.hostcpu import busy_pct_between, cpu_ticks
 from iogate.metrics.types import JobResult, RunResult, Series
+from iogate.metrics.windows import DirectionWindow
 from iogate.report.categories import (
     INFRASTRUCTURE,
     MEASUREMENT_INVALID,
@@ -134,6 +135,25 @@ def test_a_target_miss_is_excused_only_where_every_vm_that_missed_ran_on_a_satur
     assert invalid_reason(held({"h2/vm2"}), saturated) is None
     assert invalid_reason(held({"h1/vm1", "h2/vm2"}), saturated) is None
     assert invalid_reason(held({"h1/vm1"}), saturated) is not None
+
+
+def test_a_stall_named_in_a_window_verdict_is_excused_only_on_its_own_saturated_host() -> None:
+    """throughput_drop_max in snap-1: h1 97 % busy, h2 fit. h2/vm4 completed nothing in 3 intervals: stands."""
+    saturated = [SaturatedHost("snap-1", "h1", 97.0)]
+    drop = Verdict("throughput_drop_max", False, 45.0, 30.0, Unit.PCT, point="snap-1",
+                   detail="all iops 1000 -> 550 (drop 45.0 %); stalled: h2/vm4: 0 IOPS in 3 of 10 intervals of the event window")
+    assert invalid_reason(drop, saturated) is None
+    on_h1 = dataclasses.replace(drop, detail=drop.detail.replace("h2/vm4", "h1/vm1"))
+    assert invalid_reason(on_h1, saturated) is not None
+    both = dataclasses.replace(drop, detail=drop.detail + "; h1/vm1: 0 IOPS in 1 of 10 intervals of the baseline window")
+    assert invalid_reason(both, saturated) is None
+
+
+def test_the_stall_text_read_is_the_one_windows_write() -> None:
+    stalled = DirectionWindow((), vms={"h2.lab-1/vm4": (50.0, 0.0, 0.0, 50.0), "h1/vm1": (50.0, 50.0, 50.0, 50.0)}).stalls("event window")
+    assert stalled == ["h2.lab-1/vm4: 0 IOPS in 2 of 4 intervals of the event window"]
+    drop = Verdict("throughput_drop_max", False, 45.0, 30.0, Unit.PCT, point="snap-1", detail="stalled: " + "; ".join(stalled))
+    assert missed_vm_hosts(drop) == {"h2.lab-1"}
 
 
 def test_a_verdict_naming_no_point_fails_closed_both_ways() -> None:
