@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 GENERATOR_CPU_BUSY_MAX_PCT = 90.0
 
 # What a no-data verdict's detail starts with (criteria/common.py no_data).
-NO_DATA_PREFIX = "no data"
+NO_DATA_PREFIX = "no data:"
 
 
 @dataclass(frozen=True)
@@ -75,8 +75,9 @@ def judged_on(inputs: Iterable[Any]) -> dict[str, str]:
 
 
 def is_no_data(verdict: Verdict) -> bool:
-    """A verdict that had nothing to judge (criteria/common.py no_data): NaN measured, or its detail says so."""
-    return math.isnan(verdict.measured) or verdict.detail.startswith(NO_DATA_PREFIX)
+    """A verdict that had nothing to judge (criteria/common.py no_data): NaN measured, or its detail says so
+    anywhere (a family may put its finding ahead of the criterion's detail)."""
+    return math.isnan(verdict.measured) or NO_DATA_PREFIX in verdict.detail
 
 
 # How a window names a VM that completed no I/O in some interval (iogate/metrics/windows.py `stalls`):

@@ -106,9 +106,11 @@ def test_no_data_and_error_counts_are_never_excused() -> None:
     no_data = Verdict("iops_min", False, math.nan, 1015.0, Unit.IOPS, point="tiles-x1", detail="no data: read IOPS is missing")
     delivered_nothing = Verdict("throughput_drop_max", False, 0.0, 30.0, Unit.PCT, point="tiles-x1",
                                 detail="no data: window event: no interval")
+    wrapped = Verdict("linear_efficiency_min", False, 0.0, 80.0, Unit.PCT, point="tiles-x1",
+                      detail="incremental steps | no data: aggregate not measured at 4 hosts")
     errors = Verdict("no_errors", False, 3.0, 0.0, Unit.ERRORS, point="tiles-x1")
     no_errors = Verdict("no_errors", True, 0.0, 0.0, Unit.ERRORS, point="tiles-x1")
-    assert [invalid_reason(v, saturated) for v in (no_data, delivered_nothing, errors, no_errors)] == [None] * 4
+    assert [invalid_reason(v, saturated) for v in (no_data, delivered_nothing, wrapped, errors, no_errors)] == [None] * 5
 
 
 def test_a_pass_on_a_99_pct_busy_host_is_invalid_and_never_stored_as_a_pass() -> None:
