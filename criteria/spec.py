@@ -34,6 +34,7 @@ from criteria import registry
 from criteria.params import CriterionParams
 from iogate.errors import LabFileError
 from iogate.lab.yamlfile import Loc, line_of, load_yaml, validate
+from iogate.metrics.generator import judged_on
 from iogate.verdict import Verdict
 
 FamilyName = Literal["baseline", "sweep", "tiles", "kpi", "protocols", "scaling", "events", "regression"]
@@ -93,7 +94,7 @@ class Check:
         params = self.params.model_copy(update=bounds) if bounds else self.params
         keywords = {key: value for key, value in extra.items() if key not in fields}
         verdict = registry.get(self.criterion).evaluate(*inputs, params=params, **keywords)
-        return dataclasses.replace(verdict, criterion=self.name)
+        return dataclasses.replace(verdict, criterion=self.name, **judged_on(inputs))  # the run point it judged
 
     def bound(self, key: str) -> Any:
         return getattr(self.params, key)

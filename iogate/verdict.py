@@ -32,6 +32,12 @@ class Verdict:
     checked: an unknown unit is an error here, not a surprise in a report);
     `evidence` rows are plain dicts (one per interval, VM, sweep point...)
     shown as a table in the report.
+
+    `point` and `host` say what it was judged on: the run point's name (the
+    RunResult's, as `measure` recorded it) and the one host whose figures it
+    judged ("" = every host of the point); point "" = not known (several
+    points, or figures that came without their run). The invalid-measurement
+    rule (iogate/metrics/generator.py) reads them; row() leaves them out.
     """
 
     criterion: str
@@ -44,6 +50,8 @@ class Verdict:
     intervals_failing: int = 0
     evidence: tuple[dict[str, Any], ...] = field(default_factory=tuple)
     detail: str = ""
+    point: str = ""
+    host: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.unit, Unit):

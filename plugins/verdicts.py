@@ -6,97 +6,159 @@ test with one line per failure: criterion, measured, bound and window. Such a
 failure is a *product defect*; an exception from the harness is infrastructure.
 A test that asks for `judge` and returns without a single verdict fails: a spec
 with no check for what the test measured judged nothing, and nothing is no pass.
-A failed throughput or latency verdict from a run whose initiator's CPU was
-saturated (iogate/metrics/generator.py) is neither: the test fails as an invalid
-measurement (Allure: broken), naming the host; a failed error count never is.
+
+A verdict judged on the run point and host whose initiator's CPU was saturated
+(iogate/metrics/generator.py `invalid_reason`) is neither pass nor fail but an
+invalid measurement: a failure that stands fails the test; otherwise an invalid
+verdict fails it as an invalid measurement (Allure: broken), naming point and host.
+An invalid verdict reaches the results store as not passed and the verdict rows
+(--verdicts-jsonl) with its reason (`measurement_invalid`), so it never becomes a
+baseline nor a calibration value. A verdict names the run point it was judged on
+(Verdict.point: Check.evaluate sets it from its RunResult); one handed to `judge`
+without one, in a test that has measured exactly one point so far, was judged on
+that point; a regression verdict on the point its window names.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 import allure
 import pytest
 
-from fixtures.stash import POINTS
-from iogate.metrics.generator import GENERATOR_CPU_BUSY_MAX_PCT, saturated_hosts
+from fixtures.stash import CONFIG_KEY, POINTS, MeasuredPoint
+from iogate.metrics.generator import hosts_sharing_array_cpus, invalid_reason, saturated_hosts
+from iogate.report.figures import significant
 from iogate.report.table import html_table
-from iogate.verdict import Unit, Verdict
+from iogate.verdict import Verdict
 from plugins import results
 
 VERDICTS = pytest.StashKey[list[Verdict]]()
 FAILURE_PREFIX = "verdict failed: "
 INVALID_PREFIX = "measurement invalid: "
+NOTHING_JUDGED_PREFIX = FAILURE_PREFIX + "nothing judged: "
 
 
 class MeasurementInvalid(Exception):
-    """Failed performance verdicts measured on a saturated generator: no pass, and no array defect either
+    """Verdicts judged on a saturated generator and no failure that stands: no pass, and no array defect either
     (not an AssertionError, so Allure files the test as broken, not failed)."""
 
 
 class Judge:
-    """Collects a test's verdicts. `judge(verdict)` or `judge(*verdicts)`; returns them."""
+    """Collects a test's verdicts. `judge(verdict)` or `judge(*verdicts)`; returns them.
 
-    def __init__(self, sink: list[Verdict]) -> None:
+    A verdict that names no run point is given the test's only point when it has measured exactly one so far
+    (it can have been judged on no other); with two or more, which one is not known and it stays unnamed."""
+
+    def __init__(self, sink: list[Verdict], points: list[MeasuredPoint] | None = None) -> None:
         self.verdicts = sink
+        self.points = points if points is not None else []
 
     def __call__(self, *verdicts: Verdict | Iterable[Verdict]) -> list[Verdict]:
         added: list[Verdict] = []
         for item in verdicts:
             added.extend([item] if isinstance(item, Verdict) else item)
+        if len(self.points) == 1:
+            added = [v if v.point else dataclasses.replace(v, point=self.points[0].name) for v in added]
         self.verdicts.extend(added)
         return added
 
 
 @pytest.fixture
 def judge(request: pytest.FixtureRequest) -> Judge:
-    return Judge(request.node.stash.setdefault(VERDICTS, []))
+    return Judge(request.node.stash.setdefault(VERDICTS, []), request.node.stash.setdefault(POINTS, []))
 
 
-VERDICT_COLUMNS = ("criterion", "result", "measured", "bound", "unit", "window", "intervals failing", "detail")
+@dataclass(frozen=True)
+class Judged:
+    """A verdict and, when it was judged on a saturated generator, why it is an invalid measurement."""
+
+    verdict: Verdict
+    invalid: str | None = None
+
+    @property
+    def stands_failed(self) -> bool:
+        return not self.verdict.passed and self.invalid is None
+
+    @property
+    def result(self) -> str:
+        return "INVALID" if self.invalid else "PASS" if self.verdict.passed else "FAIL"
+
+    def stored(self) -> Verdict:
+        """As the results store keeps it: an invalid verdict is not passed, its detail says why."""
+        if self.invalid is None:
+            return self.verdict
+        return dataclasses.replace(self.verdict, passed=False, detail=f"{INVALID_PREFIX}{self.invalid}; {self.verdict.detail}")
+
+    def line(self) -> str:
+        return self.verdict.line() if self.invalid is None else f"{INVALID_PREFIX}{self.verdict.line()}"
 
 
-def verdict_cells(v: Verdict) -> list[str]:
-    color = "#2e7d32" if v.passed else "#c62828"
+VERDICT_COLUMNS = ("check", "result", "measured", "bound", "unit", "bound from", "run point", "window", "intervals failing",
+                   "detail")
+_COLORS = {"PASS": "#2e7d32", "FAIL": "#c62828", "INVALID": "#ef6c00"}
+
+
+def _figure(value: float) -> str:
+    """Three significant digits; the exact value on hover."""
+    return f'<span title="{value!r}">{significant(value)}</span>'
+
+
+def verdict_cells(v: Verdict, invalid: str | None = None) -> list[str]:
+    judged = Judged(v, invalid)
+    description = getattr(v, "description", "")  # from the spec (h-specval's fields; absent before they merge)
+    check = html.escape(v.criterion) + (f'<br><small style="color:#555">{html.escape(description)}</small>' if description else "")
+    where = f"{v.point}" + (f" on {v.host}" if v.host else "") if v.point else "-"
+    detail = html.escape(f"{INVALID_PREFIX}{invalid}; {v.detail}" if invalid else v.detail)
     return [
-        html.escape(v.criterion),
-        f'<b style="color:{color}">{"PASS" if v.passed else "FAIL"}</b>',
-        f"{v.measured:.6g}",
-        f"{v.bound:.6g}",
+        check,
+        f'<b style="color:{_COLORS[judged.result]}">{judged.result}</b>',
+        _figure(v.measured),
+        _figure(v.bound),
         html.escape(v.unit),
+        html.escape(getattr(v, "bound_source", "") or "-"),
+        html.escape(where),
         html.escape(v.window),
         f"{v.intervals_failing}/{v.intervals_considered}" if v.intervals_considered else "-",
-        html.escape(v.detail),
+        detail,
     ]
 
 
-def verdict_table_html(verdicts: list[Verdict]) -> str:
-    return html_table(VERDICT_COLUMNS, [verdict_cells(v) for v in verdicts])
+def verdict_table_html(verdicts: list[Verdict], invalid: list[str | None] | None = None) -> str:
+    reasons = invalid if invalid is not None else [None] * len(verdicts)
+    return html_table(VERDICT_COLUMNS, [verdict_cells(v, why) for v, why in zip(verdicts, reasons, strict=True)])
 
 
-def _append_rows(path: str, nodeid: str, verdicts: list[Verdict], invalid: str | None = None) -> None:
-    """One json line per verdict; a failed one measured on a saturated generator carries the reason the
-    test reported it invalid (`measurement_invalid`), so a reader of the rows judges as the test did."""
+def _append_rows(path: str, nodeid: str, verdicts: list[Verdict], invalid: list[str | None] | None = None) -> None:
+    """One json line per verdict. `passed` is the criterion's judgement; a verdict judged on a saturated generator
+    carries why it is an invalid measurement (`measurement_invalid`): a reader of the rows counts it as neither
+    a pass nor a failure, as the test did. `point`/`host`: what it was judged on ("" = not known / every host)."""
+    reasons = invalid if invalid is not None else [None] * len(verdicts)
     with Path(path).open("a", encoding="utf-8") as out:
-        for verdict in verdicts:
-            row = {"test": nodeid, **verdict.row(), "evidence": list(verdict.evidence),
-                   "measurement_invalid": None if verdict.passed else invalid}
+        for verdict, why in zip(verdicts, reasons, strict=True):
+            row = {"test": nodeid, **verdict.row(), "evidence": list(verdict.evidence), "point": verdict.point,
+                   "host": verdict.host, "measurement_invalid": why}
             out.write(json.dumps(row, default=str) + "\n")
 
 
-def _invalid_reason(pyfuncitem: pytest.Function, failed: list[Verdict]) -> str | None:
-    """Why the failed verdicts measured the initiator, not the array (a saturated generator); None when
-    they stand, and always when an error count failed (an error is never excused)."""
-    if not failed or any(v.unit is Unit.ERRORS for v in failed):
-        return None
-    saturated = saturated_hosts((p.name, p.result) for p in pyfuncitem.stash.get(POINTS, []))
-    if not saturated:
-        return None
-    return (f"generator saturated: {'; '.join(s.line() for s in saturated)} (fit to measure below "
-            f"{GENERATOR_CPU_BUSY_MAX_PCT:g} %): the failed verdicts below measured the initiator, not the array")
+def judge_validity(item: pytest.Item, verdicts: list[Verdict]) -> list[Judged]:
+    """Each verdict with the reason it is an invalid measurement (None where it stands)."""
+    points = item.stash.get(POINTS, [])
+    saturated = saturated_hosts((p.name, p.result) for p in points)
+    config = item.config.stash.get(CONFIG_KEY, None)
+    shared = hosts_sharing_array_cpus(config.lab) if saturated and config is not None else {}
+    return [Judged(v, invalid_reason(v, saturated, shared)) for v in verdicts]
+
+
+def _on_point(verdicts: list[Verdict], points: list[MeasuredPoint]) -> list[Verdict]:
+    """Regression verdicts name their run point in `window` (plugins/results.py): say so in `point` too."""
+    names = {p.name for p in points}
+    return [v if v.point or v.window not in names else dataclasses.replace(v, point=v.window) for v in verdicts]
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -118,26 +180,38 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 def pytest_pyfunc_call(pyfuncitem: pytest.Function):  # type: ignore[no-untyped-def]
     result = yield
     verdicts = pyfuncitem.stash.setdefault(VERDICTS, [])
+    judged = judge_validity(pyfuncitem, verdicts)
     if "run" in pyfuncitem.fixturenames:
-        verdicts.extend(results.after_test(pyfuncitem, pyfuncitem.funcargs["run"].run_id, list(verdicts)))
-    failed = [v for v in verdicts if not v.passed]
-    invalid = _invalid_reason(pyfuncitem, failed)
+        added = results.after_test(pyfuncitem, pyfuncitem.funcargs["run"].run_id, [j.stored() for j in judged])
+        added = _on_point(added, pyfuncitem.stash.get(POINTS, []))
+        verdicts.extend(added)
+        judged += judge_validity(pyfuncitem, added)
     if verdicts:
-        with allure.step(f"verdicts: {sum(v.passed for v in verdicts)}/{len(verdicts)} passed"):
-            allure.attach(verdict_table_html(verdicts), name="verdicts", attachment_type=allure.attachment_type.HTML)
-        for verdict in verdicts:
-            print(verdict.line())
+        counts = f"{sum(j.result == 'PASS' for j in judged)}/{len(judged)} passed"
+        invalid_count = sum(j.invalid is not None for j in judged)
+        with allure.step(f"verdicts: {counts}" + (f", {invalid_count} measurement invalid" if invalid_count else "")):
+            allure.attach(verdict_table_html(verdicts, [j.invalid for j in judged]), name="verdicts",
+                          attachment_type=allure.attachment_type.HTML)
+        for one in judged:
+            print(one.line())
         out = pyfuncitem.config.getoption("verdicts_jsonl", None)
         if out:
-            _append_rows(out, pyfuncitem.nodeid, verdicts, invalid)
+            _append_rows(out, pyfuncitem.nodeid, verdicts, [j.invalid for j in judged])
     if not verdicts and "judge" in pyfuncitem.fixturenames:
         spec = pyfuncitem.funcargs.get("spec")
-        raise AssertionError(FAILURE_PREFIX + f"nothing judged: spec {getattr(spec, 'path', '?')} has no check "
+        raise AssertionError(NOTHING_JUDGED_PREFIX + f"spec {getattr(spec, 'path', '?')} has no check "
                              "for what this test measured (add its family's checks, or deselect the test)")
+    failed = [j for j in judged if j.stands_failed]
+    invalid = [j for j in judged if j.invalid is not None]
+    # One line per failed verdict, each a statement: criterion, measured, bound, window, what missed.
+    lines = "\n".join(FAILURE_PREFIX + j.verdict.line() for j in failed)
+    # Invalid verdicts under their reason, once per reason (one saturated host usually voids several).
+    by_reason: dict[str, list[str]] = {}
+    for j in invalid:
+        by_reason.setdefault(str(j.invalid), []).append(f"  {j.verdict.line()}")
+    invalid_lines = "\n".join(f"{INVALID_PREFIX}{why}\n" + "\n".join(voided) for why, voided in by_reason.items())
     if failed:
-        # One line per failed verdict, each a statement: criterion, measured, bound, window, what missed.
-        lines = "\n".join(FAILURE_PREFIX + v.line() for v in failed)
-        if invalid:
-            raise MeasurementInvalid(f"{INVALID_PREFIX}{invalid}\n{lines}")
-        raise AssertionError(lines)
+        raise AssertionError(lines + (f"\n{invalid_lines}" if invalid else ""))
+    if invalid:
+        raise MeasurementInvalid(invalid_lines)
     return result

@@ -125,7 +125,9 @@ def run_family(tmp_path: Path, family: str, *, lab_edit: Callable[[dict[str, Any
 
 def failed(rows: dict[str, list[dict[str, Any]]], *, with_invalid: bool = False) -> set[str]:
     """Checks with a failed verdict that stands; `with_invalid` adds those the test reported as an invalid
-    measurement (a saturated generator: plugins/verdicts.py), which are neither pass nor fail."""
+    measurement (a saturated generator: plugins/verdicts.py), which are neither pass nor fail. A row's `passed`
+    is its criterion's judgement: a pass judged on a saturated generator (measurement_invalid set) is no
+    failure here, and no catch either."""
     return {name for name, verdicts in rows.items()
             if any(not v["passed"] and (with_invalid or not v.get("measurement_invalid")) for v in verdicts)}
 

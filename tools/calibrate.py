@@ -68,7 +68,7 @@ class Observed:
     bound: float
     unit: str
     failed: int
-    invalid: int = 0  # rows judged on a saturated generator: they measured this machine, not the lab; left out
+    invalid: int = 0  # rows judged on a saturated generator, passed or failed: they measured this machine, not the lab; left out
 
     @property
     def lower(self) -> bool:
@@ -166,7 +166,7 @@ def collect(rows: list[dict], spec_path: Path, family: str) -> dict[str, Observe
             value_list = [float(value)]
         entry = observed.setdefault(base, Observed(check, [], current_bound(check, float(row["bound"])), row["unit"], 0))
         if row.get("measurement_invalid"):
-            entry.invalid += 1  # neither a value of the lab nor a failure of its bound (plugins/verdicts.py)
+            entry.invalid += 1  # neither a value of the lab nor a failure of its bound, whatever `passed` says (plugins/verdicts.py)
             continue
         entry.values.extend(value_list)
         if check.criterion not in BOUND_KEY:

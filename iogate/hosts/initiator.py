@@ -23,6 +23,7 @@ from testinfra.backend.base import CommandResult
 from iogate.errors import HostError
 from iogate.lab import HostConfig
 from iogate.lab.secrets import redact, register, register_inline, resolve_embedded
+from iogate.metrics import hostcpu
 
 # What ssh says when it could not reach the host's sshd at all: the command was never sent, so
 # running it again cannot run it twice. A loaded guest (qemu TCG on 2 cores) misses a banner now
@@ -174,9 +175,7 @@ class Initiator:
 
     def cpu_ticks(self) -> tuple[int, int]:
         """(busy, total) jiffies from /proc/stat: CPU % over a run = d(busy)/d(total)."""
-        fields = [int(x) for x in self.read_text("/proc/stat").split("\n", 1)[0].split()[1:]]
-        idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
-        return sum(fields) - idle, sum(fields)
+        return hostcpu.cpu_ticks(self.read_text("/proc/stat"))  # first eight fields: guests counted once
 
 
 def _redact(text: str, secrets: Sequence[str]) -> str:

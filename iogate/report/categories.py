@@ -5,6 +5,13 @@ The split a reviewer needs first: did the *array* miss a bound, or did the *lab*
 
 - Product defect: the test failed with an AssertionError whose message starts
   with "verdict failed:" (what the criteria layer raises).
+- Nothing judged: a test that measured and then had no check to judge it by
+  ("verdict failed: nothing judged: ...": a spec gap, not an array miss); its
+  own category, ahead of the product rule whose prefix it shares.
+- Measurement invalid: verdicts judged on a saturated load generator and no
+  failure that stands (plugins/verdicts.py MeasurementInvalid, Allure: broken,
+  "measurement invalid: generator saturated: ..."): neither the array nor the
+  lab broke; the initiator was too busy to measure. Ahead of infrastructure.
 - Infrastructure: any iogate.errors.IOGateError subclass (ArrayError, HostError,
   EngineError, GuardRefused, LabFileError ...) or a transport error named in the
   message or the trace.
@@ -28,7 +35,11 @@ from iogate import errors
 
 PRODUCT_DEFECT = "Product defect: verdict failed"
 INFRASTRUCTURE = "Infrastructure broken: lab, host, array API or engine"
+NOTHING_JUDGED = "Nothing judged: the spec has no check for what the test measured"
+MEASUREMENT_INVALID = "Measurement invalid: load generator saturated"
 VERDICT_PREFIX = "verdict failed:"
+NOTHING_JUDGED_PREFIX = "verdict failed: nothing judged:"
+INVALID_PREFIX = "measurement invalid:"
 
 # Errors from the transport layers under IOGate that mean "the lab broke", even
 # when they escape without being wrapped in an IOGateError.
@@ -61,6 +72,15 @@ def _product_message_regex() -> str:
     return rf"^(AssertionError: )?{re.escape(VERDICT_PREFIX)}[\s\S]*"
 
 
+def _nothing_judged_regex() -> str:
+    return rf"^(AssertionError: )?{re.escape(NOTHING_JUDGED_PREFIX)}[\s\S]*"
+
+
+def _invalid_message_regex() -> str:
+    # Not an AssertionError: allure-pytest names the class module-qualified ("plugins.verdicts.MeasurementInvalid: ...").
+    return rf"^([\w.]*MeasurementInvalid: )?{re.escape(INVALID_PREFIX)}[\s\S]*"
+
+
 def _infrastructure_regex() -> str:
     alternatives = "|".join(re.escape(n) for n in infrastructure_error_names())
     # Subclasses defined in modules not imported when the report is built (a separate process)
@@ -70,14 +90,17 @@ def _infrastructure_regex() -> str:
 
 
 def category_rules() -> list[dict[str, Any]]:
-    """Allure 2 categories.json entries; first match wins, so the product rule comes first."""
+    """Allure 2 categories.json entries; first match wins, so nothing judged comes before the product rule and
+    measurement invalid before infrastructure."""
     infrastructure = _infrastructure_regex()
     return [
+        {"name": NOTHING_JUDGED, "matchedStatuses": ["failed"], "messageRegex": _nothing_judged_regex()},
         {
             "name": PRODUCT_DEFECT,
             "matchedStatuses": ["failed"],
             "messageRegex": _product_message_regex(),
         },
+        {"name": MEASUREMENT_INVALID, "matchedStatuses": ["broken"], "messageRegex": _invalid_message_regex()},
         {"name": INFRASTRUCTURE, "matchedStatuses": ["broken", "failed"], "messageRegex": infrastructure},
         # Same category, second rule: the error class may only be named in the trace.
         {"name": INFRASTRUCTURE, "matchedStatuses": ["broken", "failed"], "traceRegex": infrastructure},
@@ -88,8 +111,12 @@ def allure3_categories() -> list[dict[str, Any]]:
     """The same rules for the Allure 3 config: one category, several OR-ed matchers."""
     infrastructure = _infrastructure_regex()
     return [
+        {"id": "iogate-nothing-judged", "name": NOTHING_JUDGED, "expand": True,
+         "matchers": [{"statuses": ["failed"], "message": _nothing_judged_regex()}]},
         {"id": "iogate-product", "name": PRODUCT_DEFECT, "expand": True,
          "matchers": [{"statuses": ["failed"], "message": _product_message_regex()}]},
+        {"id": "iogate-measurement-invalid", "name": MEASUREMENT_INVALID, "expand": True,
+         "matchers": [{"statuses": ["broken"], "message": _invalid_message_regex()}]},
         {"id": "iogate-infrastructure", "name": INFRASTRUCTURE, "expand": True,
          "matchers": [{"statuses": ["broken", "failed"], "message": infrastructure},
                       {"statuses": ["broken", "failed"], "trace": infrastructure}]},

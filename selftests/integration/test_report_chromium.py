@@ -30,7 +30,14 @@ import pytest
 
 from iogate.report import build_report, write_environment
 from iogate.report.build import ReportError
-from iogate.report.categories import INFRASTRUCTURE, PRODUCT_DEFECT, classify, write_categories
+from iogate.report.categories import (
+    INFRASTRUCTURE,
+    MEASUREMENT_INVALID,
+    NOTHING_JUDGED,
+    PRODUCT_DEFECT,
+    classify,
+    write_categories,
+)
 from selftests.integration.report_browser import headless_chromium, missing_browser_commands, wait_for
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -268,6 +275,10 @@ def test_environment_values_survive_allures_own_reader(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("status", "message", "trace", "expected"), [
     ("failed", "AssertionError: verdict failed: latency_bound FAIL: measured 3.2 ms, bound 2 ms\nassert False", "", PRODUCT_DEFECT),
     ("failed", "verdict failed: iops_floor FAIL", "", PRODUCT_DEFECT),
+    ("failed", "AssertionError: verdict failed: nothing judged: spec criteria/poc.yaml has no check", "", NOTHING_JUDGED),
+    ("broken", "plugins.verdicts.MeasurementInvalid: measurement invalid: generator saturated: host h1 was 97.0 % CPU busy",
+     "subprocess.CalledProcessError in a trace", MEASUREMENT_INVALID),
+    ("failed", "AssertionError: verdict failed: iops_min FAIL\nmeasurement invalid: generator saturated", "", PRODUCT_DEFECT),
     ("broken", "iogate.errors.HostError: host h3: ssh connection refused", "", INFRASTRUCTURE),
     ("broken", "RuntimeError: wrapped", "raise ArrayError('pool full')\nE   iogate.errors.ArrayError: pool full", INFRASTRUCTURE),
     ("broken", "iogate.errors.GuardRefused: refusing /dev/sdb", "", INFRASTRUCTURE),
@@ -286,6 +297,6 @@ def test_categories_separate_product_defects_from_broken_infrastructure(status: 
 
 def test_categories_json_lists_every_iogate_error(tmp_path: Path) -> None:
     rules = json.loads(write_categories(tmp_path).read_text())
-    assert [r["name"] for r in rules] == [PRODUCT_DEFECT, INFRASTRUCTURE, INFRASTRUCTURE]
+    assert [r["name"] for r in rules] == [NOTHING_JUDGED, PRODUCT_DEFECT, MEASUREMENT_INVALID, INFRASTRUCTURE, INFRASTRUCTURE]
     for name in ("IOGateError", "ArrayError", "HostError", "EngineError", "GuardRefused", "LabFileError", "LedgerError", "ReportError"):
-        assert name in rules[1]["messageRegex"]
+        assert name in rules[3]["messageRegex"]

@@ -38,3 +38,11 @@ def test_rows_without_the_field_stand_as_before() -> None:
     """Rows written before the field existed (calibration records) read as standing failures."""
     old = {"iops_min": [{"criterion": "iops_min", "passed": False, "measured": 1, "bound": 2, "detail": "d"}]}
     assert failed(old) == {"iops_min"} and invalid(old) == {}
+
+
+def test_a_pass_on_a_saturated_generator_is_no_failure_and_no_catch() -> None:
+    """Its row keeps the criterion's judgement (passed) beside the reason: neither a standing failure nor the catch."""
+    rows = {"iops_min": [_row("iops_min", True, REASON)], "no_errors": [_row("no_errors", True)]}
+    assert failed(rows) == set() and failed(rows, with_invalid=True) == set() and invalid(rows) == {}
+    with pytest.raises(AssertionError, match=r"not caught: \['iops_min'\]"):
+        assert_caught(rows, {"iops_min"})

@@ -63,7 +63,7 @@ def test_line_row_and_jsonl_are_byte_identical_to_plain_text(unit: Unit, tmp_pat
     jsonl = tmp_path / "verdicts.jsonl"
     _append_rows(str(jsonl), "tests/test_x.py::test_x", [v])
     reference = json.dumps({"test": "tests/test_x.py::test_x", **plain_row(text), "evidence": list(v.evidence),
-                            "measurement_invalid": None}, default=str) + "\n"
+                            "point": "", "host": "", "measurement_invalid": None}, default=str) + "\n"
     assert jsonl.read_text() == reference
 
 
