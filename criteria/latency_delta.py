@@ -12,7 +12,7 @@ from __future__ import annotations
 from pydantic import field_validator
 
 from criteria.common import NS_PER_MS, DirectionName, Source, latency_ns_of, no_data, parse_stat, pct_change, window_name
-from criteria.params import CriterionParams
+from criteria.params import CriterionParams, RisePct
 from iogate.metrics.nodata import NoData
 from iogate.verdict import Unit, Verdict
 
@@ -20,7 +20,7 @@ NAME = "latency_delta"
 
 
 class Params(CriterionParams):
-    max_rise_pct: float
+    max_rise_pct: RisePct
     stats: tuple[str, ...] = ("mean", "p99")
     direction: DirectionName = "all"
 
