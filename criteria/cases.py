@@ -76,9 +76,11 @@ def problem(family: str, name: str) -> str | None:
         case_words = {word for case in cases for word in case.split("_")}
         leads = {"_".join(words[:len(case.split("_"))]) for case in cases}
         scores = [(difflib.SequenceMatcher(None, lead, case).ratio(), lead, case) for lead in leads for case in cases]
-        score, lead, nearest = max(scores)
+        score, lead, _ = max(scores)
         if not case_words & set(words) and score < NEAR:
             return None  # names no case: judges every case (speed_latency_max)
+        # The nearest case: most words in common with the name's lead, then the closest spelling.
+        _, _, nearest = max((len(set(lead_.split("_")) & set(case.split("_"))), ratio, case) for ratio, lead_, case in scores)
         return (f"names no {family} case: {lead!r} after {prefix or 'the start'!r} is not a case "
                 f"(cases, {naming.source}: {', '.join(cases)}; nearest: {prefix}{nearest}_...); a check named "
                 f"{prefix}<case>_... judges that case only, any other name every case")
