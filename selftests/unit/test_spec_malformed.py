@@ -119,6 +119,8 @@ CORPUS: list[tuple[str, str, str, str, tuple[str, ...], int, str, str]] = [
      "source", "write calibrated N=<runs>"),
     ("source kind alone", "baseline", "iops_min", "throughput_min", ("minimum: 100", "source: '[BUYER]'"), 8, "source",
      "says which kind but not what"),
+    ("source calibrated N alone", "baseline", "iops_min", "throughput_min", ("minimum: 100", "source: 'calibrated N=40:'"), 8,
+     "source", "says which kind but not what"),
 ]
 
 
