@@ -5,6 +5,7 @@ Every expected figure is worked out by hand in the test (e.g. 9000 vs 10000 IOPS
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -175,3 +176,9 @@ def test_other_criteria_and_unstored_metrics_are_spec_errors() -> None:
 def test_nothing_in_either_run_is_an_error_not_a_pass() -> None:
     with pytest.raises(ValueError, match="neither run did any I/O"):
         regression_verdict({}, Baseline("run r0", {}, ("r0",)), IOPS_DROP_5)
+
+
+def test_a_regression_verdict_carries_its_checks_description_and_source() -> None:
+    sourced = dataclasses.replace(IOPS_DROP_5, description="IOPS vs the stored run.", source="[BUYER] a PoC re-run; no published figure")
+    verdict = regression_verdict(metrics(9_600.0, 1_000_000.0), BASE, sourced)
+    assert (verdict.description, verdict.bound_source) == ("IOPS vs the stored run.", "[BUYER] a PoC re-run; no published figure")
