@@ -27,6 +27,9 @@ class Params(CriterionParams):
     @field_validator("stats")
     @classmethod
     def _known_stats(cls, stats: tuple[str, ...]) -> tuple[str, ...]:
+        if not stats:
+            raise ValueError("stats [] is refused: allowed one or more latency statistics (mean, p50, p99, p99.9 ...): "
+                             "with none the check judges nothing")
         for stat in stats:
             parse_stat(stat)
         return stats

@@ -38,9 +38,30 @@ def _tolerance_can_fail(tolerance_pct: float, info: ValidationInfo) -> float:
     return tolerance_pct
 
 
+# The figures the tests compare (protocols: tests/test_protocol_compare.py FIGURES; regression:
+# iogate/results/compare.py STORED_METRICS; scaling: iops, mb_per_s), by which direction is worse.
+HIGHER_IS_BETTER = ("iops", "mb_per_s")
+LOWER_IS_BETTER = ("mean_latency_ms", "p99_latency_ms")
+Metric = Literal["iops", "mb_per_s", "mean_latency_ms", "p99_latency_ms"]
+
+
+def _mode_judges_the_worse_direction(metric: str, info: ValidationInfo) -> str:
+    """A one-sided mode must bound the direction in which the figure gets worse, or the check fails on an
+    improvement and never on a loss (p99 latency judged not_below)."""
+    mode = info.data.get("mode", "within")
+    higher = metric in HIGHER_IS_BETTER
+    wrong = "not_above" if higher else "not_below"
+    if mode == wrong:
+        right = "not_below" if higher else "not_above"
+        raise ValueError(f"mode {mode} is refused for metric {metric}: allowed mode within or {right} "
+                         f"({'higher' if higher else 'lower'} is better): {mode} would fail an improvement and never a "
+                         f"{'fall' if higher else 'rise'}")
+    return metric
+
+
 class Params(CriterionParams):
     mode: Literal["within", "not_below", "not_above"] = "within"
-    metric: str = "iops"
+    metric: Annotated[Metric, AfterValidator(_mode_judges_the_worse_direction)] = "iops"
     # Declared after mode: its check reads the mode (a rise may be judged beyond 100 points, a fall may not).
     tolerance_pct: Annotated[float, FINITE_OR_NOT, AfterValidator(in_range(
         0, unit="percentage points from the baseline = 100", why="a deviation is >= 0 and an infinite one never fails")),

@@ -169,8 +169,11 @@ def test_zero_bound_fails_on_any_worsening() -> None:
 def test_other_criteria_and_unstored_metrics_are_spec_errors() -> None:
     with pytest.raises(LabFileError, match="spec.yaml line 9: .*criterion 'throughput_min' cannot compare"):
         regression_verdict(metrics(1.0, 1.0), BASE, check("x", "iops", "within", 5, criterion="throughput_min"))
-    with pytest.raises(LabFileError, match="metric 'p50_latency_ms' is not stored"):
-        regression_verdict(metrics(1.0, 1.0), BASE, check("x", "p50_latency_ms", "within", 5))
+    with pytest.raises(ValueError, match="metric"):  # a spec cannot name it (criteria/relative_to_baseline.py Metric) ...
+        check("x", "p50_latency_ms", "within", 5)
+    unvalidated = RelativeParams.model_construct(tolerance_pct=5, mode="within", metric="p50_latency_ms")
+    with pytest.raises(LabFileError, match="metric 'p50_latency_ms' is not stored"):  # ... and a check built around it is refused here
+        regression_verdict(metrics(1.0, 1.0), BASE, Check("x", "regression", "relative_to_baseline", unvalidated, where="spec.yaml"))
 
 
 def test_nothing_in_either_run_is_an_error_not_a_pass() -> None:
