@@ -185,38 +185,47 @@ class AcceptanceSpec:
 
 
 def load_spec(path: Path | str) -> AcceptanceSpec:
-    """Load and validate a spec file; LabFileError names file:line on any mistake."""
+    """Load and validate a spec file; LabFileError names file:line of every mistake in it, one a line."""
     path = Path(path)
     data, lines = load_yaml(path)
     model = validate(_SpecModel, data, path, lines)
     families: dict[str, FamilySpec] = {}
+    problems: list[str] = []  # per family: its checks' mistakes in file order, then what its tests cannot apply
     for family_name, family in model.families.items():
         checks: dict[str, Check] = {}
-        problems: list[str] = []  # every problem of the family's checks at once, then those of the family's tests
-        for check_name, check in family.checks.items():
-            loc = ("families", family_name, "checks", check_name)
-            line = line_of(lines, (*loc, "criterion"))
-            where = f"{path} line {line}" if line else str(path)
-            if check.criterion not in registry.REGISTRY:
-                raise LabFileError(
-                    f"{where}: {'.'.join(loc)}.criterion: unknown criterion {check.criterion!r} "
-                    f"(known: {', '.join(sorted(registry.REGISTRY))})"
-                )
-            bounds = dict(check.model_extra or {})
-            for key, why in REMOVED_KEYS.items():
-                if key in bounds:
-                    key_line = line_of(lines, (*loc, key))
-                    raise LabFileError(f"{path} line {key_line or '?'}: {'.'.join(loc)}.{key}: {why}")
-            bounds_model = registry.get(check.criterion).params
-            params = validate(bounds_model, bounds, path, lines, prefix=loc)
-            found = [("", cases.problem(family_name, check_name)), ("source", _source_problem(check.source))]
-            found += [(key, f"a {check.criterion} check in a spec needs {key}: {why}")
-                      for key, why in bounds_model.SPEC_REQUIRES.items() if bounds.get(key) is None]
-            problems += [_at(path, lines, (*loc, key) if key else loc, problem) for key, problem in found if problem]
-            checks[check_name] = Check(check_name, family_name, check.criterion, params, check.description, where, check.source)
-        _check_uses(path, lines, family_name, {name: c.criterion for name, c in checks.items()}, problems)
+        for check_name, written in family.checks.items():
+            check, found = _load_check(path, lines, family_name, check_name, written)
+            problems += found
+            if check is not None:
+                checks[check_name] = check
+        known = {name: c.criterion for name, c in family.checks.items() if c.criterion in registry.REGISTRY}
+        problems += _use_problems(path, lines, family_name, known)
         families[family_name] = FamilySpec(family_name, checks, family.description, path)
+    if problems:
+        raise LabFileError("\n".join(problems))
     return AcceptanceSpec(path, families, model.description)
+
+
+def _load_check(path: Path, lines: dict[Loc, int], family: str, name: str, written: _CheckModel) -> tuple[Check | None, list[str]]:
+    """The check as the suite applies it, and every mistake in it (file:line each); None when it cannot be built."""
+    loc: Loc = ("families", family, "checks", name)
+    line = line_of(lines, (*loc, "criterion"))
+    where = f"{path} line {line}" if line else str(path)
+    if written.criterion not in registry.REGISTRY:
+        return None, [_at(path, lines, (*loc, "criterion"), f"unknown criterion {written.criterion!r} "
+                                                            f"(known: {', '.join(sorted(registry.REGISTRY))})")]
+    bounds = dict(written.model_extra or {})
+    found = [_at(path, lines, (*loc, key), why) for key, why in REMOVED_KEYS.items() if key in bounds]
+    bounds_model = registry.get(written.criterion).params
+    try:
+        params = validate(bounds_model, {k: v for k, v in bounds.items() if k not in REMOVED_KEYS}, path, lines, prefix=loc)
+    except LabFileError as refused:
+        return None, [*found, *str(refused).splitlines()]
+    named = [("", cases.problem(family, name)), ("source", _source_problem(written.source))]
+    named += [(key, f"a {written.criterion} check in a spec needs {key}: {why}")
+              for key, why in bounds_model.SPEC_REQUIRES.items() if bounds.get(key) is None]
+    found += [_at(path, lines, (*loc, key) if key else loc, problem) for key, problem in named if problem]
+    return Check(name, family, written.criterion, params, written.description, where, written.source), found
 
 
 def _at(path: Path, lines: dict[Loc, int], loc: Loc, message: str) -> str:
@@ -225,15 +234,11 @@ def _at(path: Path, lines: dict[Loc, int], loc: Loc, message: str) -> str:
     return f"{path}{f' line {line}' if line else ''}: {'.'.join(map(str, loc))}: {message}"
 
 
-def _check_uses(path: Path, lines: dict[Loc, int], family: str, checks: Mapping[str, str], found: list[str]) -> None:
-    """LabFileError naming file:line, family and check for every problem `found` in the family's checks and every way
-    they break what its tests apply (a missing check: the line of the family's checks)."""
-    messages = list(found)
-    for problem in family_uses.problems(family, checks):
-        loc: Loc = ("families", family, "checks", problem.check, *((problem.key,) if problem.key else ()))
-        messages.append(_at(path, lines, loc, problem.message))
-    if messages:
-        raise LabFileError("\n".join(messages))
+def _use_problems(path: Path, lines: dict[Loc, int], family: str, checks: Mapping[str, str]) -> list[str]:
+    """Every way the family's checks ({name: criterion}) break what its tests apply, at file:line, family and check
+    (a missing check: the line of the family's checks)."""
+    return [_at(path, lines, ("families", family, "checks", problem.check, *((problem.key,) if problem.key else ())), problem.message)
+            for problem in family_uses.problems(family, checks)]
 
 
 def load_named(name: str) -> AcceptanceSpec:

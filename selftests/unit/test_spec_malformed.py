@@ -225,3 +225,36 @@ def _required(model: type) -> dict[str, object]:
                                 "tolerance_pct": 5.0, "min_efficiency_pct": 90.0}
     return {alias or name: known[alias or name] for name, field in model.model_fields.items()  # type: ignore[attr-defined]
             if field.is_required() for alias in [field.alias]}
+
+
+def test_every_mistake_of_a_spec_is_named_at_once(tmp_path: Path) -> None:
+    """One load names them all, in file order per family: a user fixes the file once, not once per mistake."""
+    path = tmp_path / "spec.yaml"
+    path.write_text("""\
+version: 1
+families:
+  kpi:
+    checks:
+      speed_frontend_raed_latency_max: {criterion: latency_bound, max_latency: 150us}
+      throughput_frontend_read_at_latency: {criterion: iops_at_latency, max_latency: 0.5ms, min_iops: -1}
+  events:
+    checks:
+      snapshot_read_drop_max: {criterion: throughput_impact, max_drop_pct: 500}
+      replica_sync_drop_max: {criterion: throughput_impact, max_drop_pct: 70, window: event}
+      no_errors: {criterion: no_io_errors, source: from the vendor}
+  sweep:
+    checks:
+      io_before_saturation: {criterion: knee}
+      iops_at_latency: {criterion: iops_at_latecny}
+""")
+    with pytest.raises(LabFileError) as refused:
+        load_spec(path)
+    assert [line.split(": ", 2)[:2] for line in str(refused.value).splitlines()] == [
+        [f"{path} line 5", "families.kpi.checks.speed_frontend_raed_latency_max"],
+        [f"{path} line 6", "families.kpi.checks.throughput_frontend_read_at_latency.min_iops"],
+        [f"{path} line 9", "families.events.checks.snapshot_read_drop_max.max_drop_pct"],
+        [f"{path} line 10", "families.events.checks.replica_sync_drop_max.window"],
+        [f"{path} line 11", "families.events.checks.no_errors.source"],
+        [f"{path} line 14", "families.sweep.checks.io_before_saturation.min_knee_iops"],
+        [f"{path} line 15", "families.sweep.checks.iops_at_latency.criterion"],
+    ]
