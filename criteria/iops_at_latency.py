@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pydantic import Field
 
 from criteria.common import NS_PER_MS, no_data
-from criteria.params import CriterionParams, LatencyNs, LatencyStat
+from criteria.params import CriterionParams, LatencyStat, PositiveIops, PositiveLatencyNs
 from criteria.points import SweepPoint
 from iogate.verdict import Unit, Verdict
 
@@ -24,8 +24,8 @@ NAME = "iops_at_latency"
 
 
 class Params(CriterionParams):
-    max_latency_ns: LatencyNs = Field(alias="max_latency")
-    min_iops: float
+    max_latency_ns: PositiveLatencyNs = Field(alias="max_latency")
+    min_iops: PositiveIops
     stat: LatencyStat = "mean"
 
 

@@ -59,12 +59,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Literal
+from typing import Annotated, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import AfterValidator
 
 from criteria.common import NS_PER_MS
-from criteria.params import CriterionParams, LatencyNs, LatencyStat
+from criteria.params import FINITE_OR_NOT, CriterionParams, LatencyNs, LatencyStat, PositiveIops, in_range
 from criteria.points import SweepPoint
 from iogate.verdict import Unit, Verdict
 
@@ -72,11 +72,18 @@ NAME = "knee"
 
 
 class Params(CriterionParams):
+    SPEC_REQUIRES: ClassVar[dict[str, str]] = {
+        "min_knee_iops": "the IOPS the knee must reach (> 0, IOPS): without it a knee at 50 IOPS passes",
+    }
     method: Literal["chord", "slope"] = "chord"
     stat: LatencyStat = "mean"
-    slope_factor: float = Field(3.0, gt=1)
-    min_knee_iops: float | None = None
-    min_rise_pct: float = Field(50.0, gt=0)  # defaults justified in the module docstring
+    slope_factor: Annotated[float, FINITE_OR_NOT, AfterValidator(in_range(
+        1, low_open=True, unit="x the initial slope", why="at 1 or below the first rise of latency is already steep"))] = 3.0
+    # None only for library use (no bound: the outcome alone); a spec must set it (SPEC_REQUIRES).
+    min_knee_iops: PositiveIops | None = None
+    min_rise_pct: Annotated[float, FINITE_OR_NOT, AfterValidator(in_range(
+        0, low_open=True, unit="% over the lighter point's latency",
+        why="a rise of 0 % would call any noise saturation"))] = 50.0  # defaults justified in the module docstring
     min_rise_latency: LatencyNs = 50_000.0  # ns; YAML: 50us
     # Outcomes a spec deliberately accepts as a pass (stated in the detail all the same); none by default.
     accept: tuple[Literal["not_saturated", "saturated_from_first_point"], ...] = ()

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from criteria.common import NS_PER_MS, DirectionOrEach, Source, expand_directions, latency_ns_of, no_data, window_name
-from criteria.params import CriterionParams, LatencyNs, LatencyStat
+from criteria.params import CriterionParams, LatencyStat, PositiveLatencyNs
 from iogate.metrics.nodata import NoData
 from iogate.verdict import Unit, Verdict
 
@@ -19,7 +19,7 @@ NAME = "latency_bound"
 
 
 class Params(CriterionParams):
-    max_latency_ns: LatencyNs = Field(alias="max_latency")
+    max_latency_ns: PositiveLatencyNs = Field(alias="max_latency")
     stat: LatencyStat = "p99"
     direction: DirectionOrEach = "each"
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pydantic import field_validator
 
 from criteria.common import NS_PER_MS, DirectionName, Source, latency_ns_of, no_data, parse_stat, pct_change, window_name
-from criteria.params import CriterionParams
+from criteria.params import CriterionParams, RisePct
 from iogate.metrics.nodata import NoData
 from iogate.verdict import Unit, Verdict
 
@@ -20,13 +20,16 @@ NAME = "latency_delta"
 
 
 class Params(CriterionParams):
-    max_rise_pct: float
+    max_rise_pct: RisePct
     stats: tuple[str, ...] = ("mean", "p99")
     direction: DirectionName = "all"
 
     @field_validator("stats")
     @classmethod
     def _known_stats(cls, stats: tuple[str, ...]) -> tuple[str, ...]:
+        if not stats:
+            raise ValueError("stats [] is refused: allowed one or more latency statistics (mean, p50, p99, p99.9 ...): "
+                             "with none the check judges nothing")
         for stat in stats:
             parse_stat(stat)
         return stats

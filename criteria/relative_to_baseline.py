@@ -15,21 +15,57 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import AfterValidator, ValidationInfo
 
 from criteria.common import no_data
-from criteria.params import CriterionParams
+from criteria.params import FINITE_OR_NOT, CriterionParams, in_range
 from iogate.verdict import Unit, Verdict
 
 NAME = "relative_to_baseline"
 
 
+_FALLS_FAIL = ("within", "not_below")  # modes in which a value that fell to 0 (relative 0) must be able to fail
+
+
+def _tolerance_can_fail(tolerance_pct: float, info: ValidationInfo) -> float:
+    """In modes that judge a fall, 100 points or more would pass a value that fell to 0 (relative 0: deviation 100)."""
+    mode = info.data.get("mode", "within")
+    if mode in _FALLS_FAIL and tolerance_pct >= 100:
+        raise ValueError(f"tolerance_pct {tolerance_pct:g} is refused in mode {mode}: allowed 0 <= tolerance_pct < 100 "
+                         f"(percentage points from the baseline = 100): at 100 or more a value that fell to 0 would pass")
+    return tolerance_pct
+
+
+# The figures the tests compare (protocols: tests/test_protocol_compare.py FIGURES; regression:
+# iogate/results/compare.py STORED_METRICS; scaling: iops, mb_per_s), by which direction is worse.
+HIGHER_IS_BETTER = ("iops", "mb_per_s")
+LOWER_IS_BETTER = ("mean_latency_ms", "p99_latency_ms")
+Metric = Literal["iops", "mb_per_s", "mean_latency_ms", "p99_latency_ms"]
+
+
+def _mode_judges_the_worse_direction(metric: str, info: ValidationInfo) -> str:
+    """A one-sided mode must bound the direction in which the figure gets worse, or the check fails on an
+    improvement and never on a loss (p99 latency judged not_below)."""
+    mode = info.data.get("mode", "within")
+    higher = metric in HIGHER_IS_BETTER
+    wrong = "not_above" if higher else "not_below"
+    if mode == wrong:
+        right = "not_below" if higher else "not_above"
+        raise ValueError(f"mode {mode} is refused for metric {metric}: allowed mode within or {right} "
+                         f"({'higher' if higher else 'lower'} is better): {mode} would fail an improvement and never a "
+                         f"{'fall' if higher else 'rise'}")
+    return metric
+
+
 class Params(CriterionParams):
-    tolerance_pct: float = Field(ge=0)
     mode: Literal["within", "not_below", "not_above"] = "within"
-    metric: str = "iops"
+    metric: Annotated[Metric, AfterValidator(_mode_judges_the_worse_direction)] = "iops"
+    # Declared after mode: its check reads the mode (a rise may be judged beyond 100 points, a fall may not).
+    tolerance_pct: Annotated[float, FINITE_OR_NOT, AfterValidator(in_range(
+        0, unit="percentage points from the baseline = 100", why="a deviation is >= 0 and an infinite one never fails")),
+        AfterValidator(_tolerance_can_fail)]
 
 
 _RULE = {  # the accepted range, as a reader says it

@@ -15,17 +15,15 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from pydantic import Field
-
 from criteria.common import no_data
-from criteria.params import CriterionParams
+from criteria.params import CriterionParams, SharePct
 from iogate.verdict import Unit, Verdict
 
 NAME = "scaling_efficiency"
 
 
 class Params(CriterionParams):
-    min_efficiency_pct: float = Field(gt=0)
+    min_efficiency_pct: SharePct
 
 
 def evaluate(aggregate: float | Mapping[int, float], params: Params, *, limit: float | None = None, single_host: float | None = None,

@@ -18,21 +18,33 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Annotated
 
-from pydantic import Field
+from pydantic import AfterValidator, Field, ValidationInfo
 
 from criteria.common import no_data
-from criteria.params import CriterionParams
+from criteria.params import FINITE_OR_NOT, CriterionParams, in_range
 from iogate.verdict import Unit, Verdict
 
 NAME = "steady_state"
 
 
+_SHARE_OF_MEAN = in_range(0, low_open=True, unit="% of the window's mean", why="at 0 only a perfectly flat window passes")
+
+
+def _window_fits(max_rounds: int, info: ValidationInfo) -> int:
+    window_rounds = info.data.get("window_rounds", 5)
+    if max_rounds < window_rounds:
+        raise ValueError(f"max_rounds {max_rounds} is refused: allowed max_rounds >= window_rounds ({window_rounds}, rounds): "
+                         "no window of that many rounds fits, so the check could never pass")
+    return max_rounds
+
+
 class Params(CriterionParams):
     window_rounds: int = Field(5, ge=2)
-    max_range_pct: float = Field(20.0, gt=0)
-    max_slope_pct: float = Field(10.0, gt=0)
-    max_rounds: int = Field(25, ge=2)
+    max_range_pct: Annotated[float, FINITE_OR_NOT, AfterValidator(_SHARE_OF_MEAN)] = 20.0
+    max_slope_pct: Annotated[float, FINITE_OR_NOT, AfterValidator(_SHARE_OF_MEAN)] = 10.0
+    max_rounds: Annotated[int, Field(ge=2), AfterValidator(_window_fits)] = 25
 
 
 def least_squares_slope(values: Sequence[float]) -> float:

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from typing import Annotated
 
-from pydantic import Field
+from pydantic import AfterValidator
 
 from criteria.common import no_data
-from criteria.params import CriterionParams
+from criteria.params import FINITE_OR_NOT, CriterionParams, in_range
 from iogate.metrics import grid
 from iogate.metrics.types import Series
 from iogate.metrics.windows import Window
@@ -32,8 +33,12 @@ NAME = "target_iops_held"
 
 
 class Params(CriterionParams):
-    tolerance: float = Field(0.1, ge=0, lt=1)
-    min_fraction: float = Field(0.9, gt=0, le=1)
+    tolerance: Annotated[float, FINITE_OR_NOT, AfterValidator(in_range(
+        0, 1, high_open=True, unit="a fraction of the target: 0.1 = a VM may run 10 % below it",
+        why="at 1 a VM doing 0 IOPS would hold its target"))] = 0.1
+    min_fraction: Annotated[float, FINITE_OR_NOT, AfterValidator(in_range(
+        0, 1, low_open=True, unit="a fraction of the intervals: 1.0 = every interval",
+        why="above 1 could never pass, 0 never fail"))] = 0.9
 
 
 def _target_for(targets: Mapping[str, float], host: str, job: str) -> float | None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Literal
 
 from criteria.common import DirectionName, Source, metric_of, no_data, pct_change, stalls_of, window_name
-from criteria.params import CriterionParams
+from criteria.params import CriterionParams, DropPct
 from iogate.metrics.nodata import NoData
 from iogate.verdict import Unit, Verdict
 
@@ -21,7 +21,7 @@ NAME = "throughput_impact"
 
 
 class Params(CriterionParams):
-    max_drop_pct: float
+    max_drop_pct: DropPct
     metric: Literal["iops", "mb_per_s"] = "iops"
     direction: DirectionName = "all"
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Literal
 
 from criteria.common import DirectionName, Source, metric_of, no_data, stalls_of, window_name
-from criteria.params import CriterionParams
+from criteria.params import CriterionParams, PositiveFigure
 from iogate.metrics.nodata import NoData
 from iogate.verdict import Unit, Verdict
 
@@ -20,7 +20,7 @@ UNITS = {"iops": Unit.IOPS, "mb_per_s": Unit.MB_PER_S}
 
 
 class Params(CriterionParams):
-    minimum: float
+    minimum: PositiveFigure
     metric: Literal["iops", "mb_per_s"] = "iops"
     direction: DirectionName = "all"
 

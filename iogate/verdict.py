@@ -31,7 +31,11 @@ class Verdict:
     `measured` and `bound` are in `unit` (a Unit; its text is accepted and
     checked: an unknown unit is an error here, not a surprise in a report);
     `evidence` rows are plain dicts (one per interval, VM, sweep point...)
-    shown as a table in the report.
+    shown as a table in the report. `description` (what the check judges) and
+    `bound_source` (where its bound comes from: "[published] ...", "[BUYER]
+    ...", "calibrated N=20 ...") are the spec check's, filled in when a check
+    evaluates (criteria/spec.py Check.evaluate), so a reviewer reads them beside
+    the figures.
 
     `point` and `host` say what it was judged on: the run point's name (the
     RunResult's, as `measure` recorded it) and the one host whose figures it
@@ -52,6 +56,8 @@ class Verdict:
     detail: str = ""
     point: str = ""
     host: str = ""
+    description: str = ""
+    bound_source: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.unit, Unit):
@@ -83,4 +89,6 @@ class Verdict:
             "intervals_considered": self.intervals_considered,
             "intervals_failing": self.intervals_failing,
             "detail": self.detail,
+            "description": self.description,
+            "bound_source": self.bound_source,
         }

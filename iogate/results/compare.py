@@ -91,6 +91,8 @@ class RegressionCheck(Protocol):
     name: str
     criterion: str
     where: str
+    description: str
+    source: str  # where its bound comes from, carried by the verdict
 
     def bound(self, key: str) -> Any: ...
 
@@ -157,4 +159,5 @@ def regression_verdict(current: Metrics, baseline: Baseline, check: RegressionCh
     detail = "; ".join(r["finding"] for r in rows) + f" ({metric}, {baseline.label} = 100, mode {mode}, tolerance {tolerance:g} %)"
     if failed:
         detail = f"failing: {', '.join(r['direction'] for r in failed)} | {detail}"
-    return Verdict(check.name, not failed, measured, tolerance, Unit.PCT_POINTS, evidence=tuple(rows), detail=detail)
+    return Verdict(check.name, not failed, measured, tolerance, Unit.PCT_POINTS, evidence=tuple(rows), detail=detail,
+                   description=check.description, bound_source=check.source)

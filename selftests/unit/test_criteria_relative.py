@@ -32,10 +32,10 @@ def test_one_sided_modes() -> None:
     assert higher.passed and "each >= 95" in higher.detail
     # Lower is better (latency): 130 % of the baseline fails at 25 %.
     latency = {"base": 1.0, "new": 1.3}
-    assert not relative_to_baseline.evaluate(latency, "base",
-                                             relative_to_baseline.Params(tolerance_pct=25, mode="not_above", metric="p99_ms")).passed
+    p99 = relative_to_baseline.Params(tolerance_pct=25, mode="not_above", metric="p99_latency_ms")
+    assert not relative_to_baseline.evaluate(latency, "base", p99).passed
     assert relative_to_baseline.evaluate({"base": 1.0, "new": 0.5}, "base",
-                                         relative_to_baseline.Params(tolerance_pct=25, mode="not_above")).passed
+                                         relative_to_baseline.Params(tolerance_pct=25, mode="not_above", metric="mean_latency_ms")).passed
 
 
 def test_baseline_must_be_measured_and_positive() -> None:
@@ -66,3 +66,22 @@ def test_efficiency_needs_exactly_one_reference() -> None:
         scaling_efficiency.evaluate(1.0, scaling_efficiency.Params(min_efficiency_pct=90))
     with pytest.raises(ValueError, match="exactly one reference"):
         scaling_efficiency.evaluate(1.0, scaling_efficiency.Params(min_efficiency_pct=90), limit=2.0, single_host=1.0)
+
+
+def test_the_metrics_a_spec_may_name_are_those_the_tests_compare() -> None:
+    import typing
+
+    import tests.test_protocol_compare as protocols
+    from iogate.results.compare import STORED_METRICS
+
+    metrics = set(typing.get_args(relative_to_baseline.Metric))
+    assert set(protocols.FIGURES) <= metrics and set(STORED_METRICS) <= metrics and {"iops", "mb_per_s"} <= metrics
+    assert set(relative_to_baseline.HIGHER_IS_BETTER) | set(relative_to_baseline.LOWER_IS_BETTER) == metrics
+
+
+@pytest.mark.parametrize(("metric", "mode"), [("p99_latency_ms", "not_below"), ("mean_latency_ms", "not_below"),
+                                              ("iops", "not_above"), ("mb_per_s", "not_above")])
+def test_a_one_sided_mode_on_the_better_side_is_refused(metric: str, mode: str) -> None:
+    """p99 latency judged not_below fails when latency improves and never when it doubles: refused."""
+    with pytest.raises(ValueError, match=rf"mode {mode} is refused for metric {metric}: allowed mode within or not_"):
+        relative_to_baseline.Params(tolerance_pct=10, mode=mode, metric=metric)

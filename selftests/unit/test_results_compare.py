@@ -5,6 +5,7 @@ Every expected figure is worked out by hand in the test (e.g. 9000 vs 10000 IOPS
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -168,10 +169,19 @@ def test_zero_bound_fails_on_any_worsening() -> None:
 def test_other_criteria_and_unstored_metrics_are_spec_errors() -> None:
     with pytest.raises(LabFileError, match="spec.yaml line 9: .*criterion 'throughput_min' cannot compare"):
         regression_verdict(metrics(1.0, 1.0), BASE, check("x", "iops", "within", 5, criterion="throughput_min"))
-    with pytest.raises(LabFileError, match="metric 'p50_latency_ms' is not stored"):
-        regression_verdict(metrics(1.0, 1.0), BASE, check("x", "p50_latency_ms", "within", 5))
+    with pytest.raises(ValueError, match="metric"):  # a spec cannot name it (criteria/relative_to_baseline.py Metric) ...
+        check("x", "p50_latency_ms", "within", 5)
+    unvalidated = RelativeParams.model_construct(tolerance_pct=5, mode="within", metric="p50_latency_ms")
+    with pytest.raises(LabFileError, match="metric 'p50_latency_ms' is not stored"):  # ... and a check built around it is refused here
+        regression_verdict(metrics(1.0, 1.0), BASE, Check("x", "regression", "relative_to_baseline", unvalidated, where="spec.yaml"))
 
 
 def test_nothing_in_either_run_is_an_error_not_a_pass() -> None:
     with pytest.raises(ValueError, match="neither run did any I/O"):
         regression_verdict({}, Baseline("run r0", {}, ("r0",)), IOPS_DROP_5)
+
+
+def test_a_regression_verdict_carries_its_checks_description_and_source() -> None:
+    sourced = dataclasses.replace(IOPS_DROP_5, description="IOPS vs the stored run.", source="[BUYER] a PoC re-run; no published figure")
+    verdict = regression_verdict(metrics(9_600.0, 1_000_000.0), BASE, sourced)
+    assert (verdict.description, verdict.bound_source) == ("IOPS vs the stored run.", "[BUYER] a PoC re-run; no published figure")

@@ -117,7 +117,7 @@ version: 1
 families:
   events:
     checks:
-      dedupe_knee: {criterion: knee}
+      dedupe_knee: {criterion: knee, min_knee_iops: 1}
       other: {criterion: no_io_errors}
 """)
     with pytest.raises(LabFileError) as refused:

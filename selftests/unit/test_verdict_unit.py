@@ -36,7 +36,8 @@ def verdict(unit: Unit) -> Verdict:
 def plain_row(unit_text: str) -> dict[str, object]:
     """Verdict.row() as it was with a str unit."""
     return {"criterion": "p99_latency_max", "passed": False, "measured": 61.2, "bound": 50.0, "unit": unit_text, "window": "event",
-            "intervals_considered": 10, "intervals_failing": 2, "detail": "p99 read; over the bound: read"}
+            "intervals_considered": 10, "intervals_failing": 2, "detail": "p99 read; over the bound: read",
+            "description": "", "bound_source": ""}
 
 
 def test_every_unit_is_its_text() -> None:
