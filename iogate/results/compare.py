@@ -120,8 +120,8 @@ def choose_baseline(store: ResultsStore, test_id: str, params: Mapping[str, Any]
         chosen = store.history(test_id, params, exclude_run=current_run, limit=count, passed_only=True)
         passed_over = tuple(p for p in earlier if not p.passed and (not chosen or p.started_at >= chosen[-1].started_at))
         if not chosen:
-            wanted = "the newest earlier" if how == LAST else f"the {count} newest earlier"
-            return NoBaseline(f"{wanted} run(s) of {_what(store, test_id, params)} that passed every verdict "
+            wanted = "the newest earlier run" if how == LAST else f"the {count} newest earlier runs"
+            return NoBaseline(f"{wanted} of {_what(store, test_id, params)} that passed every verdict "
                               "with a valid measurement", passed_over)
         if how == LAST:
             return Baseline(f"last passing {run_label(chosen[0])}", chosen[0].metrics, (chosen[0].run_id,), passed_over)

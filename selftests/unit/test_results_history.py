@@ -131,8 +131,8 @@ def test_an_empty_baseline_direction_is_no_data(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("how, looked_for", [
-    ("last", "the newest earlier run(s) of test "),
-    ("median:5", "the 5 newest earlier run(s) of test "),
+    ("last", "the newest earlier run of test "),
+    ("median:5", "the 5 newest earlier runs of test "),
 ])
 def test_a_first_run_without_none_fails_naming_what_it_looked_for(tmp_path: Path, how: str, looked_for: str) -> None:
     store = ResultsStore(tmp_path / "results.sqlite")

@@ -93,7 +93,7 @@ def test_a_drifting_nightly_fails_against_its_good_run_and_a_first_run_says_so(n
     unasked = nights(0, 1000.0, "--baseline", "last")
     assert unasked.returncode == 1, unasked.stdout[-3000:]
     assert "iops_vs_stored_baseline FAIL: measured nan % points" in unasked.stdout
-    assert "no passing stored run to compare with: looked for the newest earlier run(s) of test " in unasked.stdout
+    assert "no passing stored run to compare with: looked for the newest earlier run of test " in unasked.stdout
     good = nights(1, 1000.0, "--baseline", "none")
     assert good.returncode == 0, good.stdout[-3000:]
     assert "iogate: regression: no baseline by request (--baseline none)" in good.stdout
