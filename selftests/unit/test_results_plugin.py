@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from criteria.spec import load_spec
 from iogate.lab import DEFAULT_LAB
+from plugins.options import check_baseline_request
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -136,3 +138,18 @@ def test_a_pass_on_a_saturated_generator_is_stored_invalid_and_is_no_baseline(ni
 def test_a_malformed_baseline_stops_the_session(nights, baseline: str, message: str) -> None:  # type: ignore[no-untyped-def]
     done = nights(0, 1000.0, "--baseline", baseline)
     assert done.returncode == 4 and message in done.stderr, done.stderr[-2000:]
+
+
+def test_a_baseline_request_needs_regression_checks_and_a_stored_run(tmp_path: Path) -> None:
+    (tmp_path / "with.yaml").write_text(SPEC)
+    (tmp_path / "without.yaml").write_text(SPEC.split("  regression:")[0])
+    with_regression, without = load_spec(tmp_path / "with.yaml"), load_spec(tmp_path / "without.yaml")
+    db = tmp_path / "results.sqlite"
+    for how in ("none", "last", "median:3"):
+        check_baseline_request(how, with_regression, db)
+        with pytest.raises(ValueError, match=f"--baseline {how}: spec .*without.yaml has no check in family regression"):
+            check_baseline_request(how, without, db)
+    with pytest.raises(ValueError, match="median:K needs a whole number K >= 1"):
+        check_baseline_request("median:x", with_regression, db)
+    with pytest.raises(ValueError, match="holds no run 'r1'"):
+        check_baseline_request("r1", with_regression, db)
