@@ -11,6 +11,8 @@ from fixtures.stash import CONFIG_KEY, IOGateConfig
 from iogate.errors import IOGateError
 from iogate.lab import DEFAULT_LAB, Lab, load_lab, registry
 from iogate.lab.profiles import Profile, resolve_profile
+from iogate.results.compare import LAST, NO_BASELINE, check_baseline_option
+from iogate.results.store import ResultsStore
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SPEC = ROOT / "criteria" / "poc.yaml"
@@ -34,7 +36,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--criteria", default=None,
                     help="acceptance spec YAML (default: the lab file's `criteria:`, else criteria/poc.yaml)")
     group.addoption("--results-db", default=str(ROOT / ".iogate" / "results.sqlite"), help="SQLite results store")
-    group.addoption("--baseline", default=None, help="compare with stored runs: last | median:K | RUN_ID")
+    group.addoption(
+        "--baseline", default=None,
+        help="judge the spec's regression family against stored runs that passed: last | median:K | RUN_ID; "
+             "none: a first run, compared with nothing by request (without a passing stored run, last/median:K/"
+             "RUN_ID fail: no data)")
     group.addoption("--tiles", type=int, default=None, help="Hitachi VM tiles to run (default: lab YAML `tiles`, else per profile)")
     group.addoption(
         "--verdicts-jsonl", default=None,
@@ -57,6 +63,8 @@ def pytest_configure(config: pytest.Config) -> None:
             ramp_s=config.option.ramp,
         )
         spec = load_spec(spec_path(config.option.criteria, lab))
+        if config.option.baseline is not None:
+            check_baseline_request(config.option.baseline, spec, Path(config.option.results_db))
     except (IOGateError, ValueError) as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[CONFIG_KEY] = IOGateConfig(
@@ -69,13 +77,36 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
-def pytest_report_header(config: pytest.Config) -> str | None:
-    """The console's first lines say which lab, profile and spec judge this run."""
+def check_baseline_request(how: str, spec: AcceptanceSpec, results_db: Path) -> None:
+    """--baseline is none, last, median:K (K >= 1) or a run the store holds, and the spec has regression checks
+    to judge with it: a mistyped request stops the session before anything runs, never a silent skip."""
+    check_baseline_option(how)
+    if not spec.for_family("regression"):
+        raise ValueError(f"--baseline {how}: spec {spec.path} has no check in family regression")
+    if how not in (NO_BASELINE, LAST) and not how.startswith("median:") and not ResultsStore(results_db).has_run(how):
+        raise ValueError(f"--baseline {how}: results store {results_db} holds no run {how!r} "
+                         f"(use none, last, median:K or a stored run id)")
+
+
+def _regression_line(c: IOGateConfig) -> str:
+    """What the regression family judges against, so no one reads a run without --baseline as compared."""
+    checks = len(c.spec.for_family("regression"))
+    if c.baseline is None:
+        return f"regression: not judged (no --baseline; the spec has {checks} regression check(s))" if checks else ""
+    if c.baseline == NO_BASELINE:
+        return "regression: no baseline by request (--baseline none)"
+    return f"regression: against stored runs that passed, --baseline {c.baseline} (store {c.results_db})"
+
+
+def pytest_report_header(config: pytest.Config) -> list[str] | None:
+    """The console's first lines say which lab, profile and spec judge this run, and its regression baseline."""
     if CONFIG_KEY not in config.stash:
         return None
     c = config.stash[CONFIG_KEY]
-    return (f"iogate: lab {c.lab.name} ({c.lab.path}), engine {c.lab.engine}, profile {c.profile.name}, "
-            f"spec {c.spec.path} (chosen by {c.spec_chosen_by})")
+    lines = [f"iogate: lab {c.lab.name} ({c.lab.path}), engine {c.lab.engine}, profile {c.profile.name}, "
+             f"spec {c.spec.path} (chosen by {c.spec_chosen_by})"]
+    regression = _regression_line(c)
+    return [*lines, f"iogate: {regression}"] if regression else lines
 
 
 def spec_path(option: str | None, lab: Lab) -> Path:

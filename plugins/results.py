@@ -1,22 +1,25 @@
-"""Results store glue: every run point goes to SQLite; --baseline adds a regression verdict.
+"""Results store glue: every run point goes to SQLite; --baseline adds the regression verdicts.
 
-`measure` records each RunResult of a test; when the test body returns, each is
-stored with the test's verdicts, and with --baseline (last | median:K | RUN_ID)
-it is first compared with the stored baseline of the same test id and
-parameters: every check of the spec's `regression` family (criterion, metric,
-mode, tolerance) is one more verdict of the test, failing like any other.
+`measure` records each RunResult of a test; when the test body returns, each
+point is compared, with --baseline (none | last | median:K | RUN_ID), against
+the stored baseline of the same test id and parameters (only a stored point
+that passed is one: iogate/results/compare.py): every check of the spec's
+`regression` family (criterion, metric, mode, tolerance) is one more verdict
+of the test, failing like any other. Then every point is stored with all the
+test's verdicts, regression ones included (a run that failed its regression is
+no later run's baseline), and with why its figures are invalid if its
+generator was saturated (never a baseline either, even where all passed).
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
 from criteria.spec import Check
-from fixtures.stash import POINTS
+from fixtures.stash import POINTS, MeasuredPoint
 from iogate.errors import LabFileError
-from iogate.results.compare import choose_baseline, regression_verdict
+from iogate.metrics.generator import GENERATOR_CPU_BUSY_MAX_PCT, saturated_hosts
+from iogate.results.compare import regression_verdicts
 from iogate.results.store import ResultsStore, RunPoint, metrics_from_run
 from iogate.verdict import Verdict
 from plugins.options import CONFIG_KEY
@@ -39,6 +42,14 @@ def _regression_checks(config: pytest.Config) -> list[Check]:
     return checks
 
 
+def point_invalid(point: MeasuredPoint) -> str | None:
+    """Why this point's figures measured its initiator, not the array (iogate/metrics/generator.py); None: valid."""
+    saturated = saturated_hosts([(point.name, point.result)])
+    if not saturated:
+        return None
+    return f"generator saturated: {'; '.join(s.line() for s in saturated)} (fit to measure below {GENERATOR_CPU_BUSY_MAX_PCT:g} %)"
+
+
 def after_test(item: pytest.Item, run_id: str, verdicts: list[Verdict]) -> list[Verdict]:
     """Store the test's run points; return regression verdicts (empty without --baseline)."""
     config = item.config
@@ -47,19 +58,19 @@ def after_test(item: pytest.Item, run_id: str, verdicts: list[Verdict]) -> list[
         return []
     iogate_config = config.stash[CONFIG_KEY]
     store = _store(config)
+    measured = [(f"{item.nodeid}::{point.name}", point, metrics_from_run(point.result)) for point in points]
     added: list[Verdict] = []
-    for point in points:
-        test_id = f"{item.nodeid}::{point.name}"
-        metrics = metrics_from_run(point.result)
-        if iogate_config.baseline:
-            baseline = choose_baseline(store, test_id, point.params, iogate_config.baseline, current_run=run_id)
-            if baseline is not None:
-                for check in _regression_checks(config):
-                    added.append(replace(regression_verdict(metrics, baseline, check), window=point.name))
+    if iogate_config.baseline:
+        checks = _regression_checks(config)
+        for test_id, point, metrics in measured:
+            added.extend(regression_verdicts(store, test_id, point.params, metrics, iogate_config.baseline, checks,
+                                             current_run=run_id, window=point.name))
+    for test_id, point, metrics in measured:
         store.add(
             RunPoint.from_verdicts(
                 run_id=run_id, lab=iogate_config.lab.name, array=iogate_config.lab.array.name, test_id=test_id,
                 params=point.params, metrics=metrics, verdicts=[*verdicts, *added], started_at=point.result.start_ms / 1000,
+                measurement_invalid=point_invalid(point),
             )
         )
     return added

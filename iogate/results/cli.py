@@ -1,7 +1,8 @@
 """`python -m iogate export`: a run's points from the results store as CSV and XLSX.
 
-One row per run point: test, parameters, per-direction IOPS / MB/s / mean and
-p99 latency, and each verdict's pass/fail with measured vs bound. Sheets (and
+One row per run point: test, its outcome (passed, or why not: a failed verdict,
+an invalid measurement), parameters, per-direction IOPS / MB/s / mean and p99
+latency, and each verdict's pass/fail with measured vs bound. Sheets (and
 CSV files) are split by test family (the test file), the spreadsheet a PoC
 hands over.
 """
@@ -25,7 +26,11 @@ def _scaled(value: float | None, divisor: float, digits: int) -> float | str:
 
 
 def point_row(point: RunPoint) -> dict[str, Any]:
-    row: dict[str, Any] = {"test": point.test_id.split("::", 1)[-1], **{f"param.{k}": v for k, v in point.params.items()}}
+    why_not = point.why_not_passed()
+    row: dict[str, Any] = {"test": point.test_id.split("::", 1)[-1],
+                           # Whether a later run may take this point as its regression baseline, and why not.
+                           "outcome": "passed" if why_not is None else f"not passed: {why_not}",
+                           **{f"param.{k}": v for k, v in point.params.items()}}
     for direction, metrics in point.metrics.items():
         row[f"{direction}.iops"] = _scaled(metrics.get("iops"), 1, 1)
         row[f"{direction}.MB_per_s"] = _scaled(metrics.get("bw_bytes_per_s"), BYTES_PER_MB, 2)

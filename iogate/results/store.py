@@ -5,6 +5,14 @@ parameters, the metrics per direction (IOPS, bandwidth, mean and p99 completion
 latency), the verdicts, the start time and the suite version that measured it.
 Parameters are stored as canonical JSON (sorted keys) so "same parameters" is a
 string comparison in SQL.
+
+Each row also records whether the point *passed* (`passed`: at least one
+verdict, every verdict passed, none marked measurement-invalid, and the point
+itself not measurement-invalid) and why its figures are invalid, if they are
+(`measurement_invalid`: e.g. a saturated generator). Only a passed point can be
+a regression baseline (iogate/results/compare.py). A store written before
+schema 2 has no such record: its rows keep `passed` NULL, "not known to have
+passed", and are never a baseline.
 """
 
 from __future__ import annotations
@@ -26,7 +34,9 @@ from iogate.metrics.types import Dir, RunResult
 from iogate.verdict import Verdict
 
 DEFAULT_STORE_PATH = Path(".iogate/results.sqlite")
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+# Schema 1 rows carry no outcome: they stay NULL here ("not known to have passed"), never 1.
+_SCHEMA_2_COLUMNS = {"passed": "INTEGER", "measurement_invalid": "TEXT"}
 
 # metrics_json layout: {"read": {"iops": .., "bw_bytes_per_s": .., "mean_ns": .., "p99_ns": ..}, "write": {...}}
 # mean_ns / p99_ns are null (None) for a direction that did I/O but has no latency samples: never a stored 0.
@@ -49,6 +59,8 @@ CREATE TABLE IF NOT EXISTS run_points (
 CREATE INDEX IF NOT EXISTS run_points_by_test ON run_points (test_id, params_json, started_at);
 CREATE INDEX IF NOT EXISTS run_points_by_run ON run_points (run_id);
 """
+# Before schema 2 a row said nothing of its outcome; why such a row is never a baseline.
+NO_OUTCOME_RECORDED = "stored before the results store recorded whether a point passed (schema 1)"
 
 
 class StoreError(IOGateError):
@@ -95,16 +107,38 @@ class RunPoint:
     started_at: float = field(default_factory=time.time)  # epoch seconds
     suite_version: str = iogate.__version__
     id: int | None = None  # assigned by the store
+    # Why this point's figures measured something other than the array (a saturated generator ...); None: valid.
+    measurement_invalid: str | None = None
+    outcome_recorded: bool = True  # False: a schema 1 row, whose outcome the store never recorded
 
     @classmethod
     def from_verdicts(cls, *, run_id: str, lab: str, array: str, test_id: str, params: Mapping[str, Any], metrics: Metrics,
-                      verdicts: Iterable[Verdict], started_at: float | None = None) -> RunPoint:
+                      verdicts: Iterable[Verdict], started_at: float | None = None,
+                      measurement_invalid: str | None = None) -> RunPoint:
         return cls(run_id=run_id, lab=lab, array=array, test_id=test_id, params=dict(params), metrics=metrics,
-                   verdicts=tuple(v.row() for v in verdicts), started_at=time.time() if started_at is None else started_at)
+                   verdicts=tuple(v.row() for v in verdicts), started_at=time.time() if started_at is None else started_at,
+                   measurement_invalid=measurement_invalid)
 
     @property
     def passed(self) -> bool:
-        return all(v.get("passed") for v in self.verdicts)
+        """Judged, every verdict passed and nothing invalid: the only kind of point a later run compares with."""
+        return self.why_not_passed() is None
+
+    def why_not_passed(self) -> str | None:
+        """None for a passed point; else what keeps it from being one, as a reviewer reads it."""
+        if not self.outcome_recorded:
+            return NO_OUTCOME_RECORDED
+        if self.measurement_invalid:
+            return f"measurement invalid: {self.measurement_invalid}"
+        if not self.verdicts:
+            return "judged by no verdict"
+        invalid = [str(v.get("criterion", "?")) for v in self.verdicts if v.get("measurement_invalid")]
+        if invalid:
+            return f"measurement invalid: {', '.join(invalid)}"
+        failed = [str(v.get("criterion", "?")) for v in self.verdicts if v.get("passed") is not True]
+        if failed:
+            return f"failed {', '.join(failed)}"
+        return None
 
 
 class ResultsStore:
@@ -114,11 +148,32 @@ class ResultsStore:
         self.path = Path(path)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self._connect() as db:
-                db.executescript(_SCHEMA)
-                db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            self._create_or_migrate()
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"results store {self.path}: cannot open: {exc}") from exc
+
+    def _create_or_migrate(self) -> None:
+        """Create the table, or add schema 2's columns to an older one, under one write lock.
+
+        BEGIN IMMEDIATE: two pytest-xdist workers opening the same old store must not both add a
+        column (the second would fail "duplicate column"). Old rows keep NULL in `passed`."""
+        db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                for statement in filter(str.strip, _SCHEMA.split(";")):
+                    db.execute(statement)
+                have = {row[1] for row in db.execute("PRAGMA table_info(run_points)")}
+                for column, kind in _SCHEMA_2_COLUMNS.items():
+                    if column not in have:
+                        db.execute(f"ALTER TABLE run_points ADD COLUMN {column} {kind}")
+                db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        finally:
+            db.close()
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -133,31 +188,42 @@ class ResultsStore:
 
     def add(self, point: RunPoint) -> RunPoint:
         """Store a run point; returns it with its row id."""
+        if not point.outcome_recorded:
+            raise StoreError(f"results store {self.path}: {point.test_id} of run {point.run_id}: a point without "
+                             "a recorded outcome is read from old stores, never written")
         row = (point.run_id, point.lab, point.array, point.test_id, canonical_params(point.params),
                json.dumps(point.metrics, sort_keys=True), redact(json.dumps(list(point.verdicts), default=str)),
-               point.started_at, point.suite_version)
+               point.started_at, point.suite_version, int(point.passed),
+               None if point.measurement_invalid is None else redact(point.measurement_invalid))
         try:
             with self._connect() as db:
                 cursor = db.execute(
                     "INSERT INTO run_points (run_id, lab, array_name, test_id, params_json, metrics_json, verdicts_json,"
-                    " started_at, suite_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+                    " started_at, suite_version, passed, measurement_invalid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
         except sqlite3.Error as exc:
             raise StoreError(f"results store {self.path}: cannot add {point.test_id} of run {point.run_id}: {exc}") from exc
         return RunPoint(**{**point.__dict__, "id": cursor.lastrowid})
 
     def history(self, test_id: str, params: Mapping[str, Any], *, exclude_run: str | None = None,
-                limit: int | None = None) -> list[RunPoint]:
-        """Earlier points of the same test and parameters, newest first."""
+                limit: int | None = None, passed_only: bool = False) -> list[RunPoint]:
+        """Earlier points of the same test and parameters, newest first; `passed_only`: those that passed
+        (RunPoint.passed, as recorded when stored: a schema 1 row never)."""
         sql = "SELECT * FROM run_points WHERE test_id = ? AND params_json = ?"
         args: list[Any] = [test_id, canonical_params(params)]
         if exclude_run is not None:
             sql += " AND run_id != ?"
             args.append(exclude_run)
+        if passed_only:
+            sql += " AND passed = 1"
         sql += " ORDER BY started_at DESC, id DESC"
         if limit is not None:
             sql += " LIMIT ?"
             args.append(limit)
         return self._select(sql, args)
+
+    def has_run(self, run_id: str) -> bool:
+        """Whether any point of `run_id` is stored."""
+        return bool(self._select("SELECT * FROM run_points WHERE run_id = ? LIMIT 1", [run_id]))
 
     def points(self, run_id: str) -> list[RunPoint]:
         """All points of one run, in the order they were stored."""
@@ -173,6 +239,7 @@ class ResultsStore:
             RunPoint(run_id=r["run_id"], lab=r["lab"], array=r["array_name"], test_id=r["test_id"],
                      params=json.loads(r["params_json"]), metrics=json.loads(r["metrics_json"]),
                      verdicts=tuple(json.loads(r["verdicts_json"])), started_at=r["started_at"],
-                     suite_version=r["suite_version"], id=r["id"])
+                     suite_version=r["suite_version"], id=r["id"], measurement_invalid=r["measurement_invalid"],
+                     outcome_recorded=r["passed"] is not None)
             for r in rows
         ]

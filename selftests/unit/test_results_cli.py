@@ -20,6 +20,7 @@ def test_export_splits_families_and_shows_verdicts(tmp_path: Path) -> None:
     assert main(["--store", str(tmp_path / "r.sqlite"), "--out", str(tmp_path / "out")]) == 0
     sweep_csv = (tmp_path / "out" / "r1" / "sweep.csv").read_text()
     assert "read.iops" in sweep_csv and "1000.0" in sweep_csv and "FAIL" in sweep_csv
+    assert "not passed: failed latency_bound" in sweep_csv
     book = openpyxl.load_workbook(tmp_path / "out" / "r1" / "r1.xlsx")
     assert book.sheetnames == ["sweep", "vm_tiles"]
 
@@ -34,3 +35,13 @@ def test_a_latency_without_samples_exports_as_no_data_not_zero() -> None:
                      metrics={"read": {"iops": 1000.0, "bw_bytes_per_s": 4096000.0, "mean_ns": None, "p99_ns": None}})
     row = point_row(point)
     assert row["read.p99_ms"] == "no data" and row["read.mean_ms"] == "no data" and row["read.iops"] == 1000.0
+
+
+def test_the_export_says_why_a_point_did_not_pass() -> None:
+    passing = Verdict("iops_min", True, 1200.0, 1000.0, Unit.IOPS)
+    good = RunPoint.from_verdicts(run_id="r1", lab="l", array="a", test_id="tests/test_baseline.py::t::p", params={},
+                                  metrics={}, verdicts=[passing])
+    busy = RunPoint.from_verdicts(run_id="r1", lab="l", array="a", test_id="tests/test_baseline.py::t::p", params={},
+                                  metrics={}, verdicts=[passing], measurement_invalid="generator saturated: host h1 95 %")
+    assert point_row(good)["outcome"] == "passed"
+    assert point_row(busy)["outcome"] == "not passed: measurement invalid: generator saturated: host h1 95 %"

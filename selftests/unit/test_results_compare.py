@@ -1,6 +1,8 @@
 """Baselines (last, median:K, run id) and the regression verdicts, with data that passes and data that fails.
 
 Every expected figure is worked out by hand in the test (e.g. 9000 vs 10000 IOPS = 90 = 10 points below).
+Which stored runs may be a baseline at all (passed ones only) and what a missing baseline gives:
+test_results_history.py.
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ import pytest
 from criteria.relative_to_baseline import Params as RelativeParams
 from criteria.spec import Check
 from iogate.errors import LabFileError
-from iogate.results.compare import Baseline, BaselineNotFound, choose_baseline, median_metrics, regression_verdict
+from iogate.results.compare import Baseline, NoBaseline, choose_baseline, median_metrics, regression_verdict
 from iogate.results.store import ResultsStore, RunPoint
+from iogate.verdict import Unit, Verdict
 
 TEST_ID = "tests/test_baseline.py::test_baseline[8k-70]"
 PARAMS = {"bs": "8k", "rwmixread": 70}
@@ -24,52 +27,56 @@ def metrics(read_iops: float, read_p99_ns: float, write_iops: float = 3000.0, wr
     return {"read": {"iops": read_iops, "p99_ns": read_p99_ns}, "write": {"iops": write_iops, "p99_ns": write_p99_ns}}
 
 
+PASSED = Verdict("iops_min", True, 1200.0, 1000.0, Unit.IOPS)
+
+
 @pytest.fixture
 def store(tmp_path: Path) -> ResultsStore:
     store = ResultsStore(tmp_path / "results.sqlite")
     for run_id, started_at, iops in (("r1", 100.0, 10_000.0), ("r2", 200.0, 30_000.0), ("r3", 300.0, 11_000.0),
                                      ("r4", 400.0, 9_000.0)):
-        store.add(RunPoint(run_id=run_id, lab="local", array="local", test_id=TEST_ID, params=PARAMS,
-                           metrics=metrics(iops, 1_000_000.0), started_at=started_at))
+        store.add(RunPoint.from_verdicts(run_id=run_id, lab="local", array="local", test_id=TEST_ID, params=PARAMS,
+                                         metrics=metrics(iops, 1_000_000.0), started_at=started_at, verdicts=[PASSED]))
     return store
 
 
 def test_last_is_the_newest_earlier_run_not_the_current_one(store: ResultsStore) -> None:
     baseline = choose_baseline(store, TEST_ID, PARAMS, "last", current_run="r4")
-    assert baseline is not None and baseline.run_ids == ("r3",)
+    assert isinstance(baseline, Baseline) and baseline.run_ids == ("r3",)
     assert baseline.metrics["read"]["iops"] == 11_000.0
+    assert baseline.label == "last passing run r3 of 1970-01-01 00:05:00 UTC"  # started_at 300 s after the epoch
 
 
 def test_median_ignores_one_outlier_run(store: ResultsStore) -> None:
     baseline = choose_baseline(store, TEST_ID, PARAMS, "median:3", current_run="r4")
-    assert baseline is not None and set(baseline.run_ids) == {"r1", "r2", "r3"}
+    assert isinstance(baseline, Baseline) and set(baseline.run_ids) == {"r1", "r2", "r3"}
     assert baseline.metrics["read"]["iops"] == 11_000.0  # r2's 30k does not drag it up
-    assert baseline.label == "median of 3 runs"
+    assert baseline.label == ("median of 3 passing runs (run r3 of 1970-01-01 00:05:00 UTC, run r2 of 1970-01-01 00:03:20 UTC, "
+                              "run r1 of 1970-01-01 00:01:40 UTC)")
 
 
-def test_named_run_is_used_and_a_missing_one_is_an_error(store: ResultsStore) -> None:
+def test_named_run_is_used_and_a_missing_one_is_no_baseline(store: ResultsStore) -> None:
     baseline = choose_baseline(store, TEST_ID, PARAMS, "r1")
-    assert baseline is not None and baseline.metrics["read"]["iops"] == 10_000.0
-    with pytest.raises(BaselineNotFound, match="'r9'"):
-        choose_baseline(store, TEST_ID, PARAMS, "r9")
+    assert isinstance(baseline, Baseline) and baseline.metrics["read"]["iops"] == 10_000.0
+    assert baseline.label == "run r1 of 1970-01-01 00:01:40 UTC"
+    missing = choose_baseline(store, TEST_ID, PARAMS, "r9")
+    assert isinstance(missing, NoBaseline) and "run r9's point of test " + TEST_ID in missing.detail()
 
 
 def test_no_history_means_no_baseline(tmp_path: Path) -> None:
     empty = ResultsStore(tmp_path / "empty.sqlite")
-    assert choose_baseline(empty, TEST_ID, PARAMS, "last") is None
-    assert choose_baseline(empty, TEST_ID, PARAMS, "median:5") is None
+    assert isinstance(choose_baseline(empty, TEST_ID, PARAMS, "last"), NoBaseline)
+    assert isinstance(choose_baseline(empty, TEST_ID, PARAMS, "median:5"), NoBaseline)
 
 
 def test_other_parameters_are_not_a_baseline(store: ResultsStore) -> None:
-    assert choose_baseline(store, TEST_ID, {**PARAMS, "bs": "4k"}, "last") is None
+    assert isinstance(choose_baseline(store, TEST_ID, {**PARAMS, "bs": "4k"}, "last"), NoBaseline)
 
 
 def test_median_of_metrics_per_direction() -> None:
     merged = median_metrics([metrics(1.0, 10.0), metrics(3.0, 30.0), metrics(2.0, 20.0, write_iops=7.0)])
     assert merged["read"] == {"iops": 2.0, "p99_ns": 20.0}
     assert merged["write"]["iops"] == 3000.0
-
-
 
 
 def test_median_skips_runs_without_latency_and_keeps_none_when_no_run_has_it() -> None:
@@ -146,10 +153,14 @@ def test_a_vanished_direction_is_a_regression() -> None:
         assert "failing: write" in verdict.detail and "write vanished: 3000 IOPS in last run r3" in verdict.detail
 
 
-def test_a_new_direction_is_shown_not_judged() -> None:
+def test_a_direction_the_baseline_lacks_is_no_data_not_new() -> None:
+    """This run trims, the baseline did not: nothing to compare the trims with is a FAIL, not "new, not judged"."""
     now = {**metrics(10_000.0, 1_000_000.0), "trim": {"iops": 50.0, "p99_ns": 1.0}}
     verdict = regression_verdict(now, BASE, IOPS_DROP_5)
-    assert verdict.passed and "trim is new" in verdict.detail
+    assert not verdict.passed
+    assert verdict.detail.startswith("failing: trim |")
+    assert "trim: no data in the baseline: 50 IOPS in this run, no trim I/O in last run r3" in verdict.detail
+    assert verdict.measured == pytest.approx(0.0)  # read and write unchanged: 0 points; trim has no deviation
 
 
 def test_no_latency_samples_is_a_fail_not_a_zero() -> None:
@@ -176,9 +187,10 @@ def test_other_criteria_and_unstored_metrics_are_spec_errors() -> None:
         regression_verdict(metrics(1.0, 1.0), BASE, Check("x", "regression", "relative_to_baseline", unvalidated, where="spec.yaml"))
 
 
-def test_nothing_in_either_run_is_an_error_not_a_pass() -> None:
-    with pytest.raises(ValueError, match="neither run did any I/O"):
-        regression_verdict({}, Baseline("run r0", {}, ("r0",)), IOPS_DROP_5)
+def test_nothing_in_either_run_is_no_data_not_a_pass() -> None:
+    verdict = regression_verdict({}, Baseline("run r0", {}, ("r0",)), IOPS_DROP_5)
+    assert not verdict.passed and verdict.measured != verdict.measured  # NaN: nothing measured
+    assert verdict.detail.startswith("no data: neither this run nor run r0 did any I/O")
 
 
 def test_a_regression_verdict_carries_its_checks_description_and_source() -> None:

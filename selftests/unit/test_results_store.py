@@ -11,7 +11,7 @@ import iogate
 from iogate.metrics.histogram import Histogram, index_to_value_ns, value_to_index
 from iogate.metrics.latency import LatencyHistogram
 from iogate.metrics.types import Dir, Direction, JobResult, LatencyStats, RunResult, Series
-from iogate.results.store import ResultsStore, RunPoint, StoreError, canonical_params, metrics_from_run
+from iogate.results.store import NO_OUTCOME_RECORDED, ResultsStore, RunPoint, StoreError, canonical_params, metrics_from_run
 from iogate.verdict import Unit, Verdict
 
 PARAMS = {"bs": "8k", "rw": "randrw", "rwmixread": 70, "threads": 8}
@@ -105,3 +105,58 @@ def test_a_direction_with_io_but_no_latency_bins_stores_none_not_zero(tmp_path: 
     store = ResultsStore(tmp_path / "r.sqlite")
     store.add(RunPoint(run_id="r1", lab="l", array="a", test_id="t", params={}, metrics=metrics))
     assert store.points("r1")[0].metrics["read"]["p99_ns"] is None  # SQLite JSON null, read back as None
+
+
+SCHEMA_1 = """
+CREATE TABLE run_points (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, lab TEXT NOT NULL, array_name TEXT NOT NULL,
+    test_id TEXT NOT NULL, params_json TEXT NOT NULL, metrics_json TEXT NOT NULL, verdicts_json TEXT NOT NULL,
+    started_at REAL NOT NULL, suite_version TEXT NOT NULL
+);
+PRAGMA user_version = 1;
+"""
+
+
+def test_the_store_records_whether_a_point_passed_and_why_it_is_invalid(tmp_path: Path) -> None:
+    store = ResultsStore(tmp_path / "results.sqlite")
+    passing = Verdict("iops_min", True, 1200.0, 1000.0, Unit.IOPS)
+    failing = Verdict("latency_bound", False, 3.2, 2.0, Unit.MS)
+    for run_id, verdicts, invalid in (("good", [passing], None), ("failed", [passing, failing], None),
+                                      ("busy", [passing], "generator saturated: host h1 was 95.0 % CPU busy"),
+                                      ("unjudged", [], None)):
+        store.add(RunPoint.from_verdicts(run_id=run_id, lab="l", array="a", test_id="t", params=PARAMS, metrics=METRICS,
+                                         verdicts=verdicts, started_at=1.0, measurement_invalid=invalid))
+    with sqlite3.connect(store.path) as db:
+        assert db.execute("SELECT run_id, passed, measurement_invalid FROM run_points ORDER BY id").fetchall() == [
+            ("good", 1, None), ("failed", 0, None), ("busy", 0, "generator saturated: host h1 was 95.0 % CPU busy"),
+            ("unjudged", 0, None)]
+    assert [p.run_id for p in store.history("t", PARAMS, passed_only=True)] == ["good"]
+    why = {p.run_id: p.why_not_passed() for p in store.history("t", PARAMS)}
+    assert why == {"good": None, "failed": "failed latency_bound",
+                   "busy": "measurement invalid: generator saturated: host h1 was 95.0 % CPU busy",
+                   "unjudged": "judged by no verdict"}
+
+
+def test_an_old_store_is_migrated_and_its_rows_are_never_a_pass(tmp_path: Path) -> None:
+    """A schema 1 row says nothing of invalid measurements: even with every verdict passed it is not a passed point."""
+    path = tmp_path / "old.sqlite"
+    passed_row = '[{"criterion": "iops_min", "passed": true}]'
+    with sqlite3.connect(path) as db:
+        db.executescript(SCHEMA_1)
+        db.execute("INSERT INTO run_points (run_id, lab, array_name, test_id, params_json, metrics_json, verdicts_json,"
+                   " started_at, suite_version) VALUES ('old', 'l', 'a', 't', ?, '{}', ?, 1.0, '0.1')",
+                   (canonical_params(PARAMS), passed_row))
+    store = ResultsStore(path)
+    ResultsStore(path)  # opening a migrated store again changes nothing
+    (old,) = store.points("old")
+    assert old.verdicts == ({"criterion": "iops_min", "passed": True},)
+    assert not old.passed and old.why_not_passed() == NO_OUTCOME_RECORDED
+    assert store.history("t", PARAMS, passed_only=True) == []
+    store.add(RunPoint.from_verdicts(run_id="new", lab="l", array="a", test_id="t", params=PARAMS, metrics=METRICS,
+                                     verdicts=[Verdict("iops_min", True, 2.0, 1.0, Unit.IOPS)], started_at=2.0))
+    assert [p.run_id for p in store.history("t", PARAMS, passed_only=True)] == ["new"]
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA user_version").fetchone() == (2,)
+        assert db.execute("SELECT run_id, passed FROM run_points ORDER BY id").fetchall() == [("old", None), ("new", 1)]
+    with pytest.raises(StoreError, match="never written"):
+        store.add(old)  # a row read from an old store is not written back as if its outcome were known
