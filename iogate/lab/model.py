@@ -169,15 +169,19 @@ class Lab(Strict):
     internal_fields: ClassVar[frozenset[str]] = frozenset({"path"})  # set by load_lab, never written in a lab file
 
     name: str = Field(description="the lab's name: prefixes volume names, test ids and the results store", examples=["ontap-poc"])
-    array: ArrayConfig = Field(description="the array under test: its name, driver and the driver's options")
-    hosts: list[HostConfig] = Field(min_length=1, description="the initiator hosts; two or more run fio client/server from this controller")
+    array: ArrayConfig = Field(description="the array under test: its name, driver and the driver's options",
+                              examples=[{"name": "ontap-1", "driver": "ontap", "options": {"management": "192.0.2.60"}}])
+    hosts: list[HostConfig] = Field(min_length=1, description="the initiator hosts; two or more run fio client/server from this controller",
+                                   examples=[[{"name": "host1", "transport": "ssh://root@host1.example"}]])
     protocols: list[ProtocolConfig] = Field(min_length=1, description="the ways from the hosts to the volumes, each a connector; "
-                                            "each one the driver can serve")
+                                            "each one the driver can serve",
+                                            examples=[[{"name": "iscsi", "connector": "iscsi"}]])
     baseline_protocol: str | None = Field(default=None, description="the protocol every family but sweep and protocols runs over "
                                           "(default: the first protocol)", examples=["iscsi"])
     volumes: VolumeSet = Field(default=VolumeSet(), description="the volume set (count x size, QoS); each family provisions sets of it")
     allow_devices: list[DeviceIdentity] = Field(default_factory=list, description="devices the run may write besides the volumes "
-                                                "it provisions, by identity (never by /dev name)")
+                                                "it provisions, by identity (never by /dev name)",
+                                                examples=[[{"wwn": "naa.600a098038303053453f463045727a45"}]])
     workdir: str = Field(default="/var/tmp/iogate", description="the controller's and hosts' run directory tree (never a system directory)",
                          examples=["/var/tmp/iogate"])
     datapath_limit_bytes_per_s: int | None = Field(default=None, gt=0, description="the slowest link of the data path in bytes/s, "
@@ -185,7 +189,7 @@ class Lab(Strict):
                                                    examples=[2500000000])
     # "netns" (namespace hosts, iogate.labs.netns) or "labvm" (the qemu lab VM); none for a real lab.
     bring_up: Literal["netns", "labvm"] | None = Field(default=None, description="machines the suite brings up itself for a session "
-                                                       "(netns, labvm); leave out for a real lab")
+                                                       "(netns, labvm); leave out for a real lab", examples=["netns"])
     tiles: int | None = Field(default=None, ge=1, description="Hitachi VM tiles to lay out (default: per run profile)", examples=[4])
     # Multiplies the fixed per-VM IOPS rates of the tiles and the event tests (tile VMs, dedupe-during-load
     # VMs, verify jobs). 1 for a real array; a functional lab (an emulated VM doing hundreds of IOPS)
@@ -198,7 +202,8 @@ class Lab(Strict):
     vdbench_home: str | None = None  # this lab's vdbench installation (default: VDBENCH_HOME, shared/tools)
     # vdbench warnings this lab accepts instead of failing the run (iogate/engines/vdbench/health.py TOLERABLE).
     vdbench_tolerate: list[Literal["cpu"]] = Field(default_factory=list, description="vdbench warnings accepted instead of failing "
-                                                   "the run: cpu = the machine averaged over 80 % CPU (default none: fail closed)")
+                                                   "the run: cpu = the machine averaged over 80 % CPU (default none: fail closed)",
+                                                   examples=[["cpu"]])
     host_liveness: HostLiveness = Field(default=DEFAULT_LIVENESS, description="when a host that stopped answering under a "
                                         "multi-host load is declared lost")
     path: str = Field(default="", description="where the lab was read from (set by the loader)")
