@@ -124,6 +124,9 @@ def reference_problems(node: Any, loc: Loc = ()) -> list[Problem]:
             if isinstance(key, str) and SECRET_KEY.search(key) and isinstance(value, str) and value and not secrets.is_reference(value):
                 # Never echo the value: it is the secret.
                 problems.append(((*loc, key), "give the credential by reference, ${env:NAME} or ${file:PATH}, never inline"))
+            elif (isinstance(key, str) and key.lower() == "authorization" and isinstance(value, str)
+                  and not secrets.REFERENCE_IN_TEXT.search(value)):
+                problems.append(((*loc, key), "a credential is written inline; use a reference, ${env:NAME} or ${file:PATH}, in its place"))
             else:
                 problems += reference_problems(value, (*loc, key))
         if node.get("chap_password") and not node.get("chap_user"):

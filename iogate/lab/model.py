@@ -238,7 +238,7 @@ def round_robin(hosts: Sequence[str], index: int) -> str:
 def load_lab(path: Path | str | None = None) -> Lab:
     """Read and fully validate a lab file (driver and connector options included)."""
     from iogate.lab import registry
-    from iogate.lab.support import protocol_problems
+    from iogate.lab.support import capability_problems, protocol_problems
 
     path = Path(path) if path else DEFAULT_LAB
     data, lines = load_yaml(path)
@@ -256,6 +256,7 @@ def load_lab(path: Path | str | None = None) -> Lab:
         validate(connector.Options, protocol.options, path, lines, ("protocols", index, "options"))
     problems = lab_problems(lab)
     problems += protocol_problems(lab, driver, options)
+    problems += capability_problems(lab, driver)
     problems += driver.lab_problems(lab, options)
     problems += reference_problems(data)
     problems += _secret_problems(data, ())

@@ -77,6 +77,14 @@ def protocol_problems(lab: Any, driver: Any, options: Any) -> list[Problem]:
     return problems
 
 
+def capability_problems(lab: Any, driver: Any) -> list[Problem]:
+    """What the lab asks of every volume that the driver can never do (volume creation would fail)."""
+    capabilities = {getattr(c, "value", c) for c in getattr(driver, "capabilities", ())}
+    if lab.volumes.qos is not None and "qos" not in capabilities:
+        return [(("volumes", "qos"), f"the {lab.array.driver} driver cannot cap volumes (no qos capability); leave volumes.qos out")]
+    return []
+
+
 def sdk_problem(driver_name: str) -> str | None:
     """Why the driver's vendor SDK cannot be imported (None: it can, or the driver needs none)."""
     if driver_name not in SDKS:

@@ -125,7 +125,7 @@ def _message(error: Any, model: type[BaseModel] | None, loc: Loc) -> str:
         return f"{given!r} has no unit: a size needs one, e.g. {given}GiB (units k/KiB, m/MiB, g/GiB, t/TiB; valid string required)"
     if kind == "missing":
         return "Field required (this key must be given)"
-    return str(error["msg"])
+    return str(error["msg"]).removeprefix("Value error, ")  # the model's own sentence says what is wrong
 
 
 def format_validation_error(path: Path, exc: ValidationError, lines: dict[Loc, int], prefix: Loc = (),
