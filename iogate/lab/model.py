@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from iogate.errors import LabFileError
 from iogate.lab import secrets
 from iogate.lab.checks import lab_problems, reference_problems
-from iogate.lab.yamlfile import Loc, line_of, load_yaml, validate
+from iogate.lab.yamlfile import Loc, field_path, line_of, load_yaml, validate
 from iogate.units import parse_size_bytes
 
 DEFAULT_LAB = Path(__file__).resolve().parents[2] / "labs" / "local.yaml"
@@ -267,7 +267,7 @@ def load_lab(path: Path | str | None = None) -> Lab:
 
 def _located(path: Path, lines: dict[Loc, int], loc: Loc, message: str) -> str:
     line = line_of(lines, loc)
-    return f"{path}{f' line {line}' if line else ''}: {'.'.join(str(part) for part in loc) or '(top level)'}: {message}"
+    return f"{path}{f' line {line}' if line else ''}: {field_path(loc)}: {message}"
 
 
 def _secret_problems(node: Any, loc: Loc) -> list[tuple[Loc, str]]:

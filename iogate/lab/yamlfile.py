@@ -66,6 +66,11 @@ def load_yaml(path: Path) -> tuple[Any, dict[Loc, int]]:
     return data, lines
 
 
+def field_path(loc: Loc) -> str:
+    """hosts.0.name; a key that would not print as itself (a control character, a line break) is quoted."""
+    return ".".join(str(part) if str(part).isprintable() and str(part) else repr(part) for part in loc) or "(top level)"
+
+
 def line_of(lines: dict[Loc, int], loc: Loc) -> int | None:
     """The line of the deepest part of loc the file has (a missing key: its parent)."""
     for cut in range(len(loc), -1, -1):
@@ -105,12 +110,12 @@ def allowed_keys(model: type[BaseModel], loc: Loc) -> list[str] | None:
     return None
 
 
-def unknown_key_message(key: str, allowed: list[str] | None) -> str:
+def unknown_key_message(key: object, allowed: list[str] | None) -> str:
     """`Extra inputs are not permitted: unknown key 'volumse'; did you mean 'volumes'? allowed here: ...`
     (the nearest match by difflib)."""
     if not allowed:
         return f"Extra inputs are not permitted: unknown key {key!r}"
-    nearest = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+    nearest = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.6)
     hint = f"; did you mean {nearest[0]!r}?" if nearest else ""
     return f"Extra inputs are not permitted: unknown key {key!r}{hint} (allowed here: {', '.join(allowed)})"
 
@@ -118,7 +123,7 @@ def unknown_key_message(key: str, allowed: list[str] | None) -> str:
 def _message(error: Any, model: type[BaseModel] | None, loc: Loc) -> str:
     kind = error["type"]
     if kind == "extra_forbidden":
-        return unknown_key_message(str(loc[-1]), allowed_keys(model, loc[:-1]) if model else None)
+        return unknown_key_message(loc[-1], allowed_keys(model, loc[:-1]) if model else None)
     name = str(loc[-1]) if loc else ""
     given = error.get("input")
     if kind == "string_type" and "size" in name and isinstance(given, int | float) and not isinstance(given, bool):
@@ -135,7 +140,7 @@ def format_validation_error(path: Path, exc: ValidationError, lines: dict[Loc, i
         inner = tuple(part for part in error["loc"] if not (isinstance(part, str) and part.startswith("function-")))
         loc = (*prefix, *inner)
         line = line_of(lines, loc)
-        field = ".".join(str(part) for part in loc) or "(top level)"
+        field = field_path(loc)
         messages.append(f"{path}{f' line {line}' if line else ''}: {field}: {_message(error, model, inner)}")
     return "\n".join(messages)
 
