@@ -78,6 +78,8 @@ def check(path: Path, criteria: str | None = None, profile_name: str = "smoke", 
         lines.append(Line(True, f"acceptance spec {spec} loads"))
     except (IOGateError, OSError) as exc:
         lines.append(Line(False, f"acceptance spec {spec}: {exc}"))
+    except ImportError as exc:  # criteria/ is installed with iogate (pyproject.toml); a bare checkout runs from its root
+        lines.append(Line(False, f"acceptance spec {spec}: cannot import criteria ({exc}): make setup, or run from the repository"))
     profile: Profile | None = None
     try:
         profile = resolve_profile(profile_name)
