@@ -142,8 +142,6 @@ def _skips(lab: Any, capabilities: set[str]) -> list[str]:
         skips.append(f"test_client_stepping: needs >= 2 hosts; lab {lab.name} has {len(lab.hosts)}")
     if lab.datapath_limit_bytes_per_s is None:
         skips.append("test_datapath_efficiency: the lab declares no datapath_limit_bytes_per_s")
-    if lab.volumes.qos is not None and "qos" not in capabilities:
-        skips.append(f"volumes.qos: driver {driver} lacks capability qos (volume creation would fail)")
     return skips
 
 
