@@ -16,6 +16,7 @@ from typing import Any
 
 from iogate.lab.checks import human_size
 from iogate.lab.profiles import Profile
+from iogate.units import parse_size_bytes
 
 MIB = 1 << 20
 # The event tests' own volumes (tests/test_snapshot_impact.py, test_dedupe_during_load.py,
@@ -101,6 +102,10 @@ def _duration(seconds: float) -> str:
 def offered(driver_name: str, driver: Any, options: Any) -> set[str]:
     """The capabilities the driver can offer this lab (the most; a vendor array may offer less at setup)."""
     capabilities = {c.value for c in getattr(driver, "capabilities", frozenset())}
+    if driver_name == "static":  # what the lab's hooks do (iogate/arrays/static.py HOOK_CAPABILITY)
+        from iogate.arrays.static import HOOK_CAPABILITY
+
+        capabilities = {HOOK_CAPABILITY[hook].value for hook in getattr(options, "hooks", {}) if hook in HOOK_CAPABILITY}
     option = REPLICATION_OPTION.get(driver_name)
     if option and not getattr(options, option, None):
         capabilities.discard("replicate")
@@ -124,8 +129,26 @@ def make_plan(lab: Any, driver: Any, options: Any, profile: Profile) -> Plan:
         if capability in capabilities:
             plan.volume_sets.append(VolumeSetPlan(f"events ({name})", lab.baseline, 1, size_bytes, True))
     plan.skips += _skips(lab, capabilities)
+    plan.notes += _listed_volumes(lab, options, plan)
     _estimate(plan, lab, profile, capabilities)
     return plan
+
+
+def _listed_volumes(lab: Any, options: Any, plan: Plan) -> list[str]:
+    """A static array hands out the volumes its lab lists: say where the whole suite would ask for more."""
+    listed = getattr(options, "volumes", None)
+    if lab.array.driver != "static" or not isinstance(listed, list):
+        return []
+    notes = []
+    for connector in sorted({lab.protocol(s.protocol).connector for s in plan.volume_sets}):
+        sets = [s for s in plan.volume_sets if lab.protocol(s.protocol).connector == connector]
+        smallest = min(s.size_bytes for s in sets)
+        usable = [v for v in listed if v.protocol == connector and parse_size_bytes(v.size) >= smallest]
+        wanted = sum(s.count for s in sets)
+        if len(usable) < wanted:
+            notes.append(f"the whole suite asks the static array for {wanted} volume(s) over {connector}; the lab lists "
+                         f"{len(usable)} of at least {human_size(smallest)}: list more, or run fewer families (-m)")
+    return notes
 
 
 def _skips(lab: Any, capabilities: set[str]) -> list[str]:

@@ -125,3 +125,13 @@ def test_connect_reports_an_array_login_that_fails(pure_token: None, monkeypatch
     lab = load_lab(PURE)
     [(ok, text)] = array_lines(lab, Pure, Pure.Options.model_validate(lab.array.options))
     assert not ok and "flasharray-1: login and discovery failed" in text and "connection refused" in text
+
+
+def test_a_static_lab_is_told_how_many_volumes_the_suite_asks_for() -> None:
+    # The example lists one iSCSI LUN; the suite asks 2 (baseline set) + 2 (kpi) + 1 (snapshot hook) + 1 (dedupe hook).
+    ok, lines = check(ROOT / "labs" / "examples" / "static.yaml")
+    text = "\n".join(lines)
+    assert ok, text
+    assert "note     the whole suite asks the static array for 6 volume(s) over iscsi; the lab lists 1 of at least 160 MiB" in text
+    assert "skip     test_replica_initial_sync: array driver static lacks capability replicate" in text
+    assert "test_snapshot_impact" not in text and "test_dedupe_during_load" not in text  # its hooks do both
