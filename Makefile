@@ -14,6 +14,7 @@ REPORT ?= allure-report
 PYTEST_ARGS ?=
 STAMP := $(VENV)/.installed
 VENDOR_STAMP := $(VENV)/.installed-vendors
+PROJECT_STAMP := $(VENV)/.installed-iogate
 
 N ?= 5
 TESTS ?= selftests/unit
@@ -22,7 +23,7 @@ CALIBRATE_ARGS ?=
 
 .PHONY: setup apt venv vendors vendor-behaviour allure-cli accept check explore faults report export bench lint cleanup clean soak calibrate spec-catches
 
-setup: apt $(STAMP) allure-cli
+setup: apt $(STAMP) $(PROJECT_STAMP) allure-cli
 
 # Only calls apt when a command is missing, so a warm machine skips it.
 apt:
@@ -43,6 +44,12 @@ $(STAMP): requirements.txt
 	@[ -x $(PY) ] || $(PY_BOOT) -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check -r requirements.txt
 	@touch $(STAMP)
+
+# The project itself, editable: puts the `iogate` command on $(VENV)/bin (pyproject.toml). No build
+# isolation and no dependencies fetched: requirements.txt above pinned them, and the venv's setuptools builds it.
+$(PROJECT_STAMP): pyproject.toml $(STAMP)
+	$(PY) -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
+	@touch $(PROJECT_STAMP)
 
 # The vendor SDKs (PowerStore, ONTAP, Pure): the drivers' contract tests need them; a lab on the
 # local machine does not, so `make accept` leaves them out.

@@ -9,17 +9,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from iogate.errors import LabFileError
 from iogate.lab import secrets
-from iogate.lab.checks import lab_problems
-from iogate.lab.yamlfile import Loc, line_of, load_yaml, validate
+from iogate.lab.checks import lab_problems, reference_problems
+from iogate.lab.yamlfile import Loc, field_path, line_of, load_yaml, validate
 from iogate.units import parse_size_bytes
 
 DEFAULT_LAB = Path(__file__).resolve().parents[2] / "labs" / "local.yaml"
+MIN_VOLUME_BYTES = 1 << 20
 
 
 class Strict(BaseModel):
@@ -29,10 +30,10 @@ class Strict(BaseModel):
 class QoS(Strict):
     """Per-volume caps; on the local lab enforced exactly by cgroup v1 blkio throttle."""
 
-    read_iops: int | None = Field(default=None, gt=0)
-    write_iops: int | None = Field(default=None, gt=0)
-    read_bytes_per_s: int | None = Field(default=None, gt=0)
-    write_bytes_per_s: int | None = Field(default=None, gt=0)
+    read_iops: int | None = Field(default=None, gt=0, description="cap on read operations per second", examples=[5000])
+    write_iops: int | None = Field(default=None, gt=0, description="cap on write operations per second", examples=[5000])
+    read_bytes_per_s: int | None = Field(default=None, gt=0, description="cap on bytes read per second", examples=[104857600])
+    write_bytes_per_s: int | None = Field(default=None, gt=0, description="cap on bytes written per second", examples=[104857600])
 
 
 class DeviceIdentity(Strict):
@@ -44,12 +45,13 @@ class DeviceIdentity(Strict):
     admits a device that is mounted, held or swapped on.
     """
 
-    backing_file: str | None = None
-    wwn: str | None = None
-    nguid: str | None = None
-    serial: str | None = None
-    nfs_export: str | None = None
-    destructive: bool = False
+    backing_file: str | None = Field(default=None, description="the file behind a loop device", examples=["/var/tmp/disk.img"])
+    wwn: str | None = Field(default=None, description="SCSI WWN (VPD page 0x83) of an iSCSI / FC LUN",
+                            examples=["naa.600a098038303053453f463045727a45"])
+    nguid: str | None = Field(default=None, description="NVMe namespace NGUID", examples=["2c3c9d4e-0000-4000-8000-000000000001"])
+    serial: str | None = Field(default=None, description="device serial number as the host reads it", examples=["S4EWNX0R123456"])
+    nfs_export: str | None = Field(default=None, description="NFS export as server:/path", examples=["192.0.2.20:/export/iogate"])
+    destructive: bool = Field(default=False, description="old file systems on it may be overwritten (never a mounted or held one)")
 
     @model_validator(mode="after")
     def _exactly_one(self) -> DeviceIdentity:
@@ -66,14 +68,18 @@ class DeviceIdentity(Strict):
 class HostConfig(Strict):
     """An initiator host, reached through a testinfra backend URL."""
 
-    name: str
-    transport: str = "local://"
-    ssh_key: str | None = None
-    address: str | None = None
-    namespace: str | None = None
+    name: str = Field(description="the host's name in reports and in the lab's other fields", examples=["host1"])
+    transport: str = Field(default="local://", description="how IOGate reaches the host: local://, ssh://root@HOST[:PORT] or paramiko://root@HOST",
+                           examples=["ssh://root@host1.example"])
+    ssh_key: str | None = Field(default=None, description="private key for ssh (default: ssh's own)", examples=["~/.ssh/iogate"])
+    address: str | None = Field(default=None, description="data address if not the transport's (fio --server is reached here)",
+                                examples=["192.0.2.11"])
+    namespace: str | None = Field(default=None, description="network namespace of a netns lab host (set by labs/netns.yaml only)",
+                                  examples=["iogate-h1"])
     # The marker of the qemu process this host runs in (a lab VM of this machine): what IOGate left
     # on the host (a working directory, a session) is gone once that process is, so cleanup skips it.
-    vanishes_with: str | None = None
+    vanishes_with: str | None = Field(default=None, description="marker of the qemu process this host runs in (a lab VM): what IOGate "
+                                      "left on the host is gone once that process is", examples=["iogate-labvm"])
 
     @field_validator("transport")
     @classmethod
@@ -101,9 +107,10 @@ class HostLiveness(Strict):
     the slowest. A slower host (far away, an emulated guest) raises the figures in the lab file.
     """
 
-    interval_s: float = Field(default=5.0, gt=0, le=60)
-    probe_timeout_s: float = Field(default=10.0, gt=0, le=120)
-    deadline_s: float = Field(default=20.0, gt=0, le=600)
+    interval_s: float = Field(default=5.0, gt=0, le=60, description="seconds between two probes of each host")
+    probe_timeout_s: float = Field(default=10.0, gt=0, le=120, description="the longest one probe may take (also ssh's ConnectTimeout)")
+    deadline_s: float = Field(default=20.0, gt=0, le=600, description="a host that answered no probe for this long is lost "
+                              "(at least interval_s + probe_timeout_s)")
 
     @model_validator(mode="after")
     def _deadline_spans_probes(self) -> HostLiveness:
@@ -119,20 +126,27 @@ DEFAULT_LIVENESS = HostLiveness()
 class ProtocolConfig(Strict):
     """A way from the hosts to the array's volumes (block, nbd, iscsi, nvme-tcp, nfs...)."""
 
-    name: str
-    connector: str
-    options: dict[str, Any] = Field(default_factory=dict)
+    name: str = Field(description="the protocol's name in reports, baseline_protocol and test ids", examples=["iscsi"])
+    connector: str = Field(description="how hosts attach volumes: block, nbd, iscsi, nvme-tcp, nfs, fc or multipath", examples=["nvme-tcp"])
+    options: dict[str, Any] = Field(default_factory=dict, description="the connector's options (see the connector's table below)",
+                                    examples=[{"chap_user": "iogate", "chap_password": "${env:CHAP_SECRET}"}])
 
 
 class VolumeSet(Strict):
-    count: int = Field(default=2, ge=1, le=4096)
-    size: str = "1GiB"
-    qos: QoS | None = None
+    """The lab's volume set: each family provisions sets of this count and size (iogate lab check prints how many)."""
 
-    @field_validator("size")
+    count: int = Field(default=2, ge=1, le=4096, description="volumes per set", examples=[4])
+    size: str = Field(default="1GiB", description="size of each volume, with a unit (KiB MiB GiB TiB; k m g t)", examples=["100GiB"])
+    qos: QoS | None = Field(default=None, description="per-volume caps applied at creation (drivers with the qos capability)")
+
+    @field_validator("size", mode="before")
     @classmethod
-    def _size(cls, value: str) -> str:
-        parse_size_bytes(value)
+    def _size(cls, value: Any) -> Any:
+        if (isinstance(value, int | float) and not isinstance(value, bool)) or (isinstance(value, str) and value.strip().isdigit()):
+            raise ValueError(f"{value!r} has no unit: a size needs one, e.g. {str(value).strip()}GiB (units KiB MiB GiB TiB, or k m g t)")
+        if isinstance(value, str):
+            if parse_size_bytes(value) < MIN_VOLUME_BYTES:
+                raise ValueError(f"{value!r} is below the smallest volume IOGate provisions (1 MiB)")
         return value
 
     @property
@@ -141,46 +155,61 @@ class VolumeSet(Strict):
 
 
 class ArrayConfig(Strict):
-    name: str
-    driver: str
-    options: dict[str, Any] = Field(default_factory=dict)
+    """The array under test and the driver that manages it."""
+
+    name: str = Field(description="the array's name in reports", examples=["ontap-1"])
+    driver: str = Field(description="array driver: local, linux_target, static, ontap, pure or powerstore", examples=["ontap"])
+    options: dict[str, Any] = Field(default_factory=dict, description="the driver's options (see the driver's table below)",
+                                    examples=[{"management": "192.0.2.60", "password": "${env:ONTAP_PASSWORD}"}])
 
 
 class Lab(Strict):
     """A whole lab file. `lab.path` is where it came from (for messages)."""
 
-    name: str
-    array: ArrayConfig
-    hosts: list[HostConfig] = Field(min_length=1)
-    protocols: list[ProtocolConfig] = Field(min_length=1)
-    baseline_protocol: str | None = None
-    volumes: VolumeSet = VolumeSet()
-    allow_devices: list[DeviceIdentity] = Field(default_factory=list)
-    workdir: str = "/var/tmp/iogate"
-    datapath_limit_bytes_per_s: int | None = None
-    # Machines the suite itself brings up for a session when they are not up yet:
+    internal_fields: ClassVar[frozenset[str]] = frozenset({"path"})  # set by load_lab, never written in a lab file
+
+    name: str = Field(description="the lab's name: prefixes volume names, test ids and the results store", examples=["ontap-poc"])
+    array: ArrayConfig = Field(description="the array under test: its name, driver and the driver's options",
+                              examples=[{"name": "ontap-1", "driver": "ontap", "options": {"management": "192.0.2.60"}}])
+    hosts: list[HostConfig] = Field(min_length=1, description="the initiator hosts; two or more run fio client/server from this controller",
+                                   examples=[[{"name": "host1", "transport": "ssh://root@host1.example"}]])
+    protocols: list[ProtocolConfig] = Field(min_length=1, description="the ways from the hosts to the volumes, each a connector; "
+                                            "each one the driver can serve",
+                                            examples=[[{"name": "iscsi", "connector": "iscsi"}]])
+    baseline_protocol: str | None = Field(default=None, description="the protocol every family but sweep and protocols runs over "
+                                          "(default: the first protocol)", examples=["iscsi"])
+    volumes: VolumeSet = Field(default=VolumeSet(), description="the volume set (count x size, QoS); each family provisions sets of it")
+    allow_devices: list[DeviceIdentity] = Field(default_factory=list, description="devices the run may write besides the volumes "
+                                                "it provisions, by identity (never by /dev name)",
+                                                examples=[[{"wwn": "naa.600a098038303053453f463045727a45"}]])
+    workdir: str = Field(default="/var/tmp/iogate", description="the controller's and hosts' run directory tree (never a system directory)",
+                         examples=["/var/tmp/iogate"])
+    datapath_limit_bytes_per_s: int | None = Field(default=None, gt=0, description="the slowest link of the data path in bytes/s, "
+                                                   "the scaling family's efficiency is judged against (none: that test skips)",
+                                                   examples=[2500000000])
     # "netns" (namespace hosts, iogate.labs.netns) or "labvm" (the qemu lab VM); none for a real lab.
-    bring_up: Literal["netns", "labvm"] | None = None
-    tiles: int | None = Field(default=None, ge=1)  # Hitachi VM tiles to lay out (default: per run profile)
+    bring_up: Literal["netns", "labvm"] | None = Field(default=None, description="machines the suite brings up itself for a session "
+                                                       "(netns, labvm); leave out for a real lab", examples=["netns"])
+    tiles: int | None = Field(default=None, ge=1, description="Hitachi VM tiles to lay out (default: per run profile)", examples=[4])
     # Multiplies the fixed per-VM IOPS rates of the tiles and the event tests (tile VMs, dedupe-during-load
     # VMs, verify jobs). 1 for a real array; a functional lab (an emulated VM doing hundreds of IOPS)
     # lowers it so "targets held" judges the array's behaviour, not the emulator's speed.
-    load_scale: float = Field(default=1.0, gt=0, le=1)
-    # The acceptance spec that judges this lab's runs unless --criteria names another
-    # (a path relative to the repository root, or to the lab file's directory).
-    criteria: str | None = None
-    # The load engine (iogate/lab/registry.py ENGINES): fio (default) or vdbench; --engine overrides.
-    engine: str = "fio"
+    load_scale: float = Field(default=1.0, gt=0, le=1, description="multiplies the fixed per-VM IOPS of tiles and event loads; "
+                              "1 for a real array, lower for an emulated one")
+    criteria: str | None = Field(default=None, description="the acceptance spec judging this lab's runs unless --criteria names "
+                                 "another (relative to the repository or to the lab file)", examples=["criteria/poc.yaml"])
+    engine: str = Field(default="fio", description="the load engine: fio or vdbench (--engine overrides)", examples=["fio"])
     vdbench_home: str | None = Field(default=None, description=(
         "The lab's own vdbench installation (the directory holding the `vdbench` launcher, e.g. Oracle's 5.04.07 "
         "download; IOGate reads 5.04.01-5.04.07). Set: the engine runs it, on this controller and on every remote "
         "host, instead of this machine's build. Unset: VDBENCH_HOME, else ../shared/tools/vdbench (development)."))
-    # vdbench warnings this lab accepts instead of failing the run (iogate/engines/vdbench/health.py
-    # TOLERABLE): "cpu" = the whole machine averaged over 80 % CPU. None by default: fail closed.
-    vdbench_tolerate: list[Literal["cpu"]] = Field(default_factory=list)
-    # When a host that stopped answering is declared lost under a multi-host load (HostLiveness).
-    host_liveness: HostLiveness = DEFAULT_LIVENESS
-    path: str = ""
+    # vdbench warnings this lab accepts instead of failing the run (iogate/engines/vdbench/health.py TOLERABLE).
+    vdbench_tolerate: list[Literal["cpu"]] = Field(default_factory=list, description="vdbench warnings accepted instead of failing "
+                                                   "the run: cpu = the machine averaged over 80 % CPU (default none: fail closed)",
+                                                   examples=[["cpu"]])
+    host_liveness: HostLiveness = Field(default=DEFAULT_LIVENESS, description="when a host that stopped answering under a "
+                                        "multi-host load is declared lost")
+    path: str = Field(default="", description="where the lab was read from (set by the loader)")
 
     @model_validator(mode="after")
     def _consistent(self) -> Lab:
@@ -212,9 +241,13 @@ def round_robin(hosts: Sequence[str], index: int) -> str:
 def load_lab(path: Path | str | None = None) -> Lab:
     """Read and fully validate a lab file (driver and connector options included)."""
     from iogate.lab import registry
+    from iogate.lab.support import capability_problems, protocol_problems
 
     path = Path(path) if path else DEFAULT_LAB
     data, lines = load_yaml(path)
+    if not lines:
+        raise LabFileError(f"{path} line 1: the lab file is empty; a lab names at least name, array, hosts and protocols "
+                           "(see labs/examples/ and docs/lab-reference.md)")
     if isinstance(data, dict):
         data = {**data, "path": str(path)}
     lab = validate(Lab, data, path, lines)
@@ -225,7 +258,10 @@ def load_lab(path: Path | str | None = None) -> Lab:
         connector = registry.connector_class(protocol.connector, path, lines, ("protocols", index, "connector"))
         validate(connector.Options, protocol.options, path, lines, ("protocols", index, "options"))
     problems = lab_problems(lab)
+    problems += protocol_problems(lab, driver, options)
+    problems += capability_problems(lab, driver)
     problems += driver.lab_problems(lab, options)
+    problems += reference_problems(data)
     problems += _secret_problems(data, ())
     if problems:
         raise LabFileError("\n".join(_located(path, lines, loc, message) for loc, message in problems))
@@ -234,7 +270,7 @@ def load_lab(path: Path | str | None = None) -> Lab:
 
 def _located(path: Path, lines: dict[Loc, int], loc: Loc, message: str) -> str:
     line = line_of(lines, loc)
-    return f"{path}{f' line {line}' if line else ''}: {'.'.join(str(part) for part in loc) or '(top level)'}: {message}"
+    return f"{path}{f' line {line}' if line else ''}: {field_path(loc)}: {message}"
 
 
 def _secret_problems(node: Any, loc: Loc) -> list[tuple[Loc, str]]:

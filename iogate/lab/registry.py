@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from iogate.errors import LabFileError
-from iogate.lab.yamlfile import Loc, line_of
+from iogate.lab.yamlfile import Loc, field_path, line_of
 
 ARRAY_DRIVERS: dict[str, str] = {
     "local": "iogate.arrays.local:LocalArray",
@@ -48,7 +48,7 @@ def _lookup(table: dict[str, str], what: str, name: str, path: Path | None, line
     if name not in table:
         line = line_of(lines or {}, loc)
         where = f"{path}{f' line {line}' if line else ''}: " if path else ""
-        raise LabFileError(f"{where}{'.'.join(map(str, loc))}: unknown {what} {name!r} (known: {', '.join(sorted(table))})")
+        raise LabFileError(f"{where}{field_path(loc)}: unknown {what} {name!r} (known: {', '.join(sorted(table))})")
     return _load(table[name])
 
 

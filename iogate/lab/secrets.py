@@ -124,6 +124,11 @@ _INLINE = (
 )
 
 
+def inline_credentials(text: str) -> bool:
+    """Whether text carries a credential inline (see _INLINE) rather than a ${env:..} / ${file:..} reference."""
+    return any(not REFERENCE_IN_TEXT.fullmatch(match.group(1)) for pattern in _INLINE for match in pattern.finditer(text))
+
+
 def register_inline(text: str) -> None:
     """Register credentials written inline in a command line or URL (see _INLINE)."""
     for pattern in _INLINE:

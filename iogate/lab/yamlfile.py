@@ -7,8 +7,10 @@ file a user writes fails the same way: "labs/x.yaml line 12: hosts.0.transport:
 
 from __future__ import annotations
 
+import difflib
+import types
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Union, get_args, get_origin
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -64,6 +66,11 @@ def load_yaml(path: Path) -> tuple[Any, dict[Loc, int]]:
     return data, lines
 
 
+def field_path(loc: Loc) -> str:
+    """hosts.0.name; a key that would not print as itself (a control character, a line break) is quoted."""
+    return ".".join(str(part) if str(part).isprintable() and str(part) else repr(part) for part in loc) or "(top level)"
+
+
 def line_of(lines: dict[Loc, int], loc: Loc) -> int | None:
     """The line of the deepest part of loc the file has (a missing key: its parent)."""
     for cut in range(len(loc), -1, -1):
@@ -72,13 +79,69 @@ def line_of(lines: dict[Loc, int], loc: Loc) -> int | None:
     return None
 
 
-def format_validation_error(path: Path, exc: ValidationError, lines: dict[Loc, int], prefix: Loc = ()) -> str:
+def _unwrap(annotation: Any) -> Any:
+    """X | None -> X; list[X] and dict[str, X] stay (the walk below steps into them)."""
+    if get_origin(annotation) in (Union, types.UnionType):
+        members = [a for a in get_args(annotation) if a is not type(None)]
+        return members[0] if len(members) == 1 else annotation
+    return annotation
+
+
+def allowed_keys(model: type[BaseModel], loc: Loc) -> list[str] | None:
+    """The keys the model takes in the mapping at loc (None where loc is not a model's mapping)."""
+    current: Any = model
+    for part in loc:
+        current = _unwrap(current)
+        if isinstance(current, type) and issubclass(current, BaseModel):
+            field = current.model_fields.get(part) if isinstance(part, str) else None
+            if field is None:
+                return None
+            current = field.annotation
+        elif get_origin(current) is list and isinstance(part, int):
+            current = get_args(current)[0]
+        elif get_origin(current) is dict:
+            current = get_args(current)[1]
+        else:
+            return None
+    current = _unwrap(current)
+    if isinstance(current, type) and issubclass(current, BaseModel):
+        hidden = getattr(current, "internal_fields", frozenset())
+        return [name for name in current.model_fields if name not in hidden]
+    return None
+
+
+def unknown_key_message(key: object, allowed: list[str] | None) -> str:
+    """`Extra inputs are not permitted: unknown key 'volumse'; did you mean 'volumes'? allowed here: ...`
+    (the nearest match by difflib)."""
+    if not allowed:
+        return f"Extra inputs are not permitted: unknown key {key!r}"
+    nearest = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.6)
+    hint = f"; did you mean {nearest[0]!r}?" if nearest else ""
+    return f"Extra inputs are not permitted: unknown key {key!r}{hint} (allowed here: {', '.join(allowed)})"
+
+
+def _message(error: Any, model: type[BaseModel] | None, loc: Loc) -> str:
+    kind = error["type"]
+    if kind == "extra_forbidden":
+        return unknown_key_message(loc[-1], allowed_keys(model, loc[:-1]) if model else None)
+    name = str(loc[-1]) if loc else ""
+    given = error.get("input")
+    if kind == "string_type" and "size" in name and isinstance(given, int | float) and not isinstance(given, bool):
+        return f"{given!r} has no unit: a size needs one, e.g. {given}GiB (units k/KiB, m/MiB, g/GiB, t/TiB; valid string required)"
+    if kind == "missing":
+        return "Field required (this key must be given)"
+    return str(error["msg"]).removeprefix("Value error, ")  # the model's own sentence says what is wrong
+
+
+def format_validation_error(path: Path, exc: ValidationError, lines: dict[Loc, int], prefix: Loc = (),
+                            model: type[BaseModel] | None = None) -> str:
     messages = []
     for error in exc.errors():
-        loc = (*prefix, *[part for part in error["loc"] if not (isinstance(part, str) and part.startswith("function-"))])
+        inner = tuple(part for part in error["loc"] if not (isinstance(part, str) and part.startswith("function-")))
+        loc = (*prefix, *inner)
         line = line_of(lines, loc)
-        field = ".".join(str(part) for part in loc) or "(top level)"
-        messages.append(f"{path}{f' line {line}' if line else ''}: {field}: {error['msg']}")
+        field = field_path(loc)
+        messages.append(f"{path}{f' line {line}' if line else ''}: {field}: {_message(error, model, inner)}")
     return "\n".join(messages)
 
 
@@ -86,7 +149,7 @@ def validate(model: type[Model], data: Any, path: Path, lines: dict[Loc, int], p
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise LabFileError(format_validation_error(path, exc, lines, prefix)) from None
+        raise LabFileError(format_validation_error(path, exc, lines, prefix, model)) from None
 
 
 def load_model(model: type[Model], path: Path) -> Model:
