@@ -2,7 +2,7 @@
 
 A spec's family may name them (`no_errors: {criterion: no_io_errors}`,
 `no_stall: {criterion: no_stall, min_interval: 5s}` or `no_stall: {criterion:
-no_stall, off: <why>}`) to set their bounds; a family that leaves one out is
+no_stall, off_because: <why>}`) to set their bounds; a family that leaves one out is
 judged by it anyway, with the criterion's defaults, and the verdict says it
 was the rule (`where`). A test hands every measured run to `run_verdicts`
 (its own checks on that run plus the rules), so no family can forget them:

@@ -21,7 +21,7 @@ span in seconds from the measurement's start, and the windows it falls in
 
 Fail closed: a run whose engine logged no per-interval series cannot show
 that it never stalled, and fails. A spec may set the span (`min_interval`,
-`min_ios`) or switch the check off with a stated reason (`off: <why>`); an
+`min_ios`) or switch the check off with a stated reason (`off_because: <why>`); an
 off check still gives a verdict whose detail quotes the reason, never silence.
 """
 
@@ -46,7 +46,7 @@ NAME = "no_stall"
 class Params(CriterionParams):
     min_interval: LatencyNs = Field(2_000_000_000, gt=0)  # the shortest silent span judged ("2s" in a spec)
     min_ios: float = Field(10, gt=0)  # the span must hold this many of the job's I/Os at its mean rate
-    off: str = ""  # a reason to switch the check off; empty = judged
+    off_because: str = ""  # a reason to switch the check off; empty = judged (not `off`: YAML reads that key as false)
 
 
 @dataclass(frozen=True)
@@ -121,9 +121,9 @@ def stalls(run: RunResult, params: Params, windows: Sequence[Window] = ()) -> tu
 
 def evaluate(run: RunResult, params: Params, *, windows: Sequence[Window] = ()) -> Verdict:
     """Stalls of every job of `run`; `windows` (baseline, event, recovery ...) name where each fell."""
-    if params.off:
+    if params.off_because:
         return Verdict(NAME, True, float("nan"), float("nan"), Unit.MS, run.name,
-                       detail=f"not judged, switched off by the spec: {params.off}")
+                       detail=f"not judged, switched off by the spec: {params.off_because}")
     found, judged, worst = stalls(run, params, windows)
     bound_ms = ns_to_ms(params.min_interval)
     if not judged:
