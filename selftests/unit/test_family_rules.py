@@ -192,3 +192,12 @@ def test_a_freeze_after_the_snapshot_delete_fails_the_recovery_window(tmp_path: 
     assert after.window == "recovery vs baseline"
     stall = verdicts["no_stall"]
     assert not stall.passed and stall.measured == 9000 and "(in the recovery window)" in stall.detail
+
+
+def test_a_scaling_spec_may_name_no_errors_now(tmp_path: Path) -> None:
+    # Refused before ("no scaling test applies a check named no_errors"); now its bound is the rule's.
+    family = spec(tmp_path, "version: 1\nfamilies:\n  scaling:\n    checks:\n      no_errors: {criterion: no_io_errors, max_errors: 1}\n")
+    assert [(c.name, c.bound("max_errors") if c.name == "no_errors" else None) for c in rule_checks(family)] == [
+        ("no_errors", 1), ("no_stall", None)]
+    one_eio = run(steady(100), error=5)  # one job, one error: within max_errors 1
+    assert rule_verdicts(family, one_eio)[0].passed
