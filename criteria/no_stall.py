@@ -60,6 +60,7 @@ class Stall:
     judged_ms: float  # the shortest span that counts as a stall for this job
     rate_iops: float
     windows: tuple[str, ...] = ()
+    between: bool = False  # windows were named and the stall fell in none of them
 
     @property
     def silent_ms(self) -> int:
@@ -67,6 +68,8 @@ class Stall:
 
     def sentence(self, run_start_ms: int) -> str:
         where = f" (in the {', '.join(self.windows)} window{'s' if len(self.windows) > 1 else ''})" if self.windows else ""
+        if self.between:
+            where = " (between the judged windows: during an event's action)"
         return (f"{self.host}/{self.job}: no I/O completed {(self.start_ms - run_start_ms) / 1000:g}-"
                 f"{(self.end_ms - run_start_ms) / 1000:g} s after the measurement began ({self.silent_ms / 1000:g} s){where}; "
                 f"judged over >= {self.judged_ms / 1000:.3g} s = {self.judged_ms * self.rate_iops / 1000:.3g} I/Os "
@@ -115,7 +118,7 @@ def stalls(run: RunResult, params: Params, windows: Sequence[Window] = ()) -> tu
             worst = max(worst, (end - start) / needed_ms)
             if end - start >= needed_ms:
                 names = tuple(w.name for w in windows if start < w.end_ms and end > w.start_ms)
-                found.append(Stall(host, job, start, end, span_ms, rate, names))
+                found.append(Stall(host, job, start, end, span_ms, rate, names, bool(windows) and not names))
     return found, judged, worst
 
 

@@ -201,3 +201,10 @@ def test_a_scaling_spec_may_name_no_errors_now(tmp_path: Path) -> None:
         ("no_errors", 1), ("no_stall", None)]
     one_eio = run(steady(100), error=5)  # one job, one error: within max_errors 1
     assert rule_verdicts(family, one_eio)[0].passed
+
+
+def test_a_stall_during_an_events_action_is_named_between_the_windows() -> None:
+    # A mirror's attach and detach actions belong to no window (between=True): a stall there still fails.
+    windows = (Window("baseline", 0, 10 * S), Window("event", 12 * S, 20 * S), Window("recovery", 22 * S, 30 * S))
+    verdict = no_stall.evaluate(run(steady(100, silent=range(11, 13))), no_stall.Params(), windows=windows)
+    assert not verdict.passed and "10-12 s" in verdict.detail and "between the judged windows" in verdict.detail
