@@ -12,6 +12,11 @@ test hands it, or a missing check a test reads by name is refused at load,
 naming file:line, family and check, instead of surfacing in the one test that
 trips over it.
 
+Every family that measures runs also accepts the checks named no_stall and
+(scaling now too) no_errors: the rules every family gets apply them to every
+run whether the spec names them or not (criteria/family_rules.py); a spec names
+one only to set its bounds or, for no_stall, to switch it off with a reason.
+
 A family the spec leaves out has no checks and is not checked here.
 """
 

@@ -72,8 +72,8 @@ class Stall:
             where = " (between the judged windows: during an event's action)"
         return (f"{self.host}/{self.job}: no I/O completed {(self.start_ms - run_start_ms) / 1000:g}-"
                 f"{(self.end_ms - run_start_ms) / 1000:g} s after the measurement began ({self.silent_ms / 1000:g} s){where}; "
-                f"judged over >= {self.judged_ms / 1000:.3g} s = {self.judged_ms * self.rate_iops / 1000:.3g} I/Os "
-                f"at its {self.rate_iops:.4g} IOPS")
+                f"a stall is >= {self.judged_ms / 1000:.3g} s silent for this job ({self.judged_ms * self.rate_iops / 1000:.0f} I/Os "
+                f"at its mean {self.rate_iops:.4g} IOPS)")
 
 
 def judged_span_ms(rate_iops: float, params: Params) -> float:
