@@ -3,15 +3,23 @@
 A test picks its checks by name prefix (event_checks); each check judges the
 windows its criterion reads (judge_windows): the event window alone (absolute
 bounds), the event window against the baseline window before it (relative
-impact), or the per-VM targets over the event window; the family's no_errors
-judges the whole run (event_verdicts).
+impact), or the per-VM targets over the event window. Every measured window is
+judged, by rule, not by the test: each check judges the recovery window after
+the event exactly as it judges the event window (against the same baseline
+window, verdict `<check>[recovery]`), so a freeze right after a snapshot
+delete, a mirror detach or a dedupe pass fails. The rules every family gets
+(criteria/family_rules.py: no_errors, no_stall) judge the whole run, the
+verify region included, and a stall's verdict names the window it fell in
+(event_verdicts).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 
-from criteria.families import AGAINST_BASELINE, NO_ERRORS, ON_EVENT, ON_TARGETS
+from criteria.families import AGAINST_BASELINE, ON_EVENT, ON_TARGETS
+from criteria.family_rules import rule_verdicts
 from criteria.spec import Check, FamilySpec
 from iogate.metrics.types import RunResult, Series
 from iogate.metrics.windows import WindowStats
@@ -46,8 +54,16 @@ def judge_windows(checks: Sequence[Check], baseline: WindowStats, event: WindowS
     return verdicts
 
 
-def event_verdicts(family: FamilySpec, checks: Sequence[Check], baseline: WindowStats, event: WindowStats, result: RunResult,
-                   *, series: Series | None = None, targets: Mapping[str, float] | None = None) -> list[Verdict]:
-    """What an event test is judged on: its checks on the windows (judge_windows), and the family's
-    no_errors on the whole run (the verify region included: a lost or corrupted I/O fails it)."""
-    return [*judge_windows(checks, baseline, event, series=series, targets=targets), family[NO_ERRORS].evaluate(result)]
+RECOVERY = "recovery"
+
+
+def event_verdicts(family: FamilySpec, checks: Sequence[Check], baseline: WindowStats, event: WindowStats, recovery: WindowStats,
+                   result: RunResult, *, series: Series | None = None, targets: Mapping[str, float] | None = None) -> list[Verdict]:
+    """What an event test is judged on: its checks on the event window and, by the same rule, on the recovery
+    window after it (judge_windows; verdicts `<check>[recovery]`); the family's rules (no_errors, no_stall) on
+    the whole run, a stall named by the window it fell in. An empty recovery window is no data: a FAIL."""
+    on_event = judge_windows(checks, baseline, event, series=series, targets=targets)
+    on_recovery = [dataclasses.replace(v, criterion=f"{v.criterion}[{RECOVERY}]")
+                   for v in judge_windows(checks, baseline, recovery, series=series, targets=targets)]
+    windows = (baseline.window, event.window, recovery.window)
+    return [*on_event, *on_recovery, *rule_verdicts(family, result, windows=windows)]

@@ -12,6 +12,11 @@ test hands it, or a missing check a test reads by name is refused at load,
 naming file:line, family and check, instead of surfacing in the one test that
 trips over it.
 
+Every family that measures runs also accepts the checks named no_stall and
+(scaling now too) no_errors: the rules every family gets apply them to every
+run whether the spec names them or not (criteria/family_rules.py); a spec names
+one only to set its bounds or, for no_stall, to switch it off with a reason.
+
 A family the spec leaves out has no checks and is not checked here.
 """
 
@@ -26,6 +31,7 @@ from criteria import (
     latency_bound,
     latency_delta,
     no_io_errors,
+    no_stall,
     relative_to_baseline,
     scaling_efficiency,
     steady_state,
@@ -41,8 +47,10 @@ ON_EVENT = frozenset({latency_bound.NAME, throughput_min.NAME})  # the event win
 AGAINST_BASELINE = frozenset({throughput_impact.NAME, latency_delta.NAME})  # the event window vs the baseline window before it
 ON_TARGETS = frozenset({target_iops_held.NAME})  # per-VM interval series and IOPS targets
 
+# Every family (criteria/family_rules.py): the rules judged on every run, by these names when a spec sets their bounds.
+STALL = "no_stall"
 # events: check names and name prefixes (tests/test_snapshot_impact.py, test_mirror_impact.py, test_dedupe_during_load.py).
-NO_ERRORS = "no_errors"  # every event test judges the whole run with it (criteria/events_family.event_verdicts)
+NO_ERRORS = "no_errors"  # a rule of every family (criteria/family_rules.py); events specs must name it
 SNAPSHOT = "snapshot_"  # snapshot_<case>_* judge that case only, every other snapshot_* each case
 DEDUPE = "dedupe_"
 REPLICA = "replica_"
@@ -83,25 +91,34 @@ class Use:
 
 
 _EVENT_WINDOWS = ON_EVENT | AGAINST_BASELINE
+# The stall rule, first in every family that measures runs: a spec names it only to set its span or switch it off (with a reason).
+_STALL = Use(frozenset({no_stall.NAME}), "every measured run (a rule: criteria/family_rules.py)", name=STALL)
 _EVENTS_HOW = "the event window, or the event window against the baseline window"
 
 # Per family, the first Use that covers a check's name decides what the check must be; a name no Use covers is never applied.
 USES: Mapping[str, tuple[Use, ...]] = {
-    "baseline": (Use(ON_RUN, "the measured run"),),
-    "sweep": (Use(ON_RUN | CURVE_CRITERIA, "each point's run, or each load curve's points (iops_at_latency, knee)"),),
-    "tiles": (Use(ON_RUN | ON_TARGETS, "the tile's run (latency_bound per workload type), or per-VM series and targets"),),
+    "baseline": (_STALL, Use(ON_RUN, "the measured run")),
+    "sweep": (_STALL, Use(ON_RUN | CURVE_CRITERIA, "each point's run, or each load curve's points (iops_at_latency, knee)")),
+    "tiles": (_STALL, Use(ON_RUN | ON_TARGETS, "the tile's run (latency_bound per workload type), or per-VM series and targets")),
     "kpi": (
+        _STALL,
         Use(ON_RUN, "the SPEED run", prefix=SPEED),
         Use(ON_RUN | CURVE_CRITERIA, "the THROUGHPUT steps' points (iops_at_latency, knee) or the best step's run", prefix=THROUGHPUT),
         Use(frozenset({no_io_errors.NAME, steady_state.NAME}), "every run (no_io_errors), the backend top step's rounds (steady_state)"),
     ),
-    "protocols": (Use(ON_RUN | {relative_to_baseline.NAME}, "every protocol's run, or their figures against the baseline protocol"),),
+    "protocols": (
+        _STALL,
+        Use(ON_RUN | {relative_to_baseline.NAME}, "every protocol's run, or their figures against the baseline protocol"),
+    ),
     "scaling": (
+        _STALL,
+        Use(frozenset({no_io_errors.NAME}), "every step's run (a rule: criteria/family_rules.py)", name=NO_ERRORS),
         Use(frozenset({relative_to_baseline.NAME}), "each host alone against the median of the hosts alone", name=SLOW_HOST),
         Use(frozenset({scaling_efficiency.NAME}), "every incremental step against k x one host", name=LINEAR),
         Use(frozenset({scaling_efficiency.NAME}), "all hosts at once against the lab's data-path limit", name=DATAPATH),
     ),
     "events": (
+        _STALL,
         Use(frozenset({no_io_errors.NAME}), "the whole run of every event test", name=NO_ERRORS, required=True),
         Use(_EVENT_WINDOWS | ON_TARGETS, f"{_EVENTS_HOW}, or the VMs' targets over the event window", prefix=DEDUPE),
         Use(_EVENT_WINDOWS, _EVENTS_HOW, prefix=SNAPSHOT),

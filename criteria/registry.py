@@ -23,6 +23,7 @@ _MODULE_NAMES: tuple[str, ...] = (
     "steady_state",
     "scaling_efficiency",
     "no_io_errors",
+    "no_stall",
 )
 _MODULES: tuple[ModuleType, ...] = tuple(importlib.import_module(f"criteria.{name}") for name in _MODULE_NAMES)
 

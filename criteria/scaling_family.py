@@ -9,7 +9,11 @@
 
 A check the spec leaves out is not judged; any other check in the family is
 refused when the spec loads (criteria/families.py: it would otherwise be
-silently ignored). The steps and their figures are iogate/procedures/scaling.py.
+silently ignored). By rule, not by the spec (criteria/family_rules.py), every
+step's run is judged for I/O errors (no_errors) and stalls (no_stall), and
+every planned step must be present (expected_points): a job returning EIO no
+longer passes slow-host, linear and efficiency, nor a step that never ran.
+The steps and their figures are iogate/procedures/scaling.py.
 """
 
 from __future__ import annotations
@@ -18,13 +22,16 @@ import dataclasses
 from collections.abc import Sequence
 
 from criteria.families import DATAPATH, LINEAR, SLOW_HOST
+from criteria.family_rules import rule_verdicts
+from criteria.points import expected_points
 from criteria.spec import Check, FamilySpec
+from iogate.metrics.types import RunResult
 from iogate.procedures import scaling
-from iogate.procedures.scaling import StepResult
+from iogate.procedures.scaling import Step, StepResult
 from iogate.verdict import Verdict
 
-__all__ = ["DATAPATH", "LINEAR", "SLOW_HOST", "STEPPING_CHECKS", "datapath_verdict", "linear_verdict", "slow_host_verdict",
-           "stepping_verdicts"]
+__all__ = ["DATAPATH", "LINEAR", "SLOW_HOST", "STEPPING_CHECKS", "datapath_verdict", "linear_verdict", "run_rules",
+           "slow_host_verdict", "stepping_verdicts"]
 
 STEPPING_CHECKS = (SLOW_HOST, LINEAR)
 
@@ -46,10 +53,20 @@ def linear_verdict(check: Check, results: Sequence[StepResult]) -> Verdict:
     return dataclasses.replace(check.evaluate(aggregate, single_host=single), window="incremental steps")
 
 
-def stepping_verdicts(family: FamilySpec, results: Sequence[StepResult]) -> list[Verdict]:
-    """The stepping checks the spec names (slow host, linear efficiency)."""
+def stepping_verdicts(family: FamilySpec, results: Sequence[StepResult], *, planned: Sequence[Step],
+                      runs: Sequence[RunResult]) -> list[Verdict]:
+    """The stepping checks the spec names (slow host, linear efficiency) on the steps measured; every planned step
+    present (a missing one fails, named); the rules (no_errors, no_stall) on every step's run."""
     judges = {SLOW_HOST: slow_host_verdict, LINEAR: linear_verdict}
-    return [judges[name](check, results) for name, check in family.checks.items() if name in judges]
+    present = expected_points([s.name for s in planned], [r.step.name for r in results], what="client stepping step",
+                              window="client stepping")
+    return [present, *(judges[name](check, results) for name, check in family.checks.items() if name in judges),
+            *run_rules(family, runs)]
+
+
+def run_rules(family: FamilySpec, runs: Sequence[RunResult]) -> list[Verdict]:
+    """The rules every family gets (I/O errors, stalls) on each run the scaling tests measured."""
+    return [verdict for run in runs for verdict in rule_verdicts(family, run)]
 
 
 def datapath_verdict(check: Check, aggregate_bytes_per_s: float, hosts: int, limit_bytes_per_s: float) -> Verdict:

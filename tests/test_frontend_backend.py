@@ -13,7 +13,8 @@ throughput_* judge the THROUGHPUT steps (iops_at_latency over the steps;
 throughput_min on the best step), steady_state judges the backend cases' top
 step (rounds = its one-second total IOPS: every job's expected interval grid,
 merged by time, so a second without a completed I/O is a round of 0 and two
-hosts ticking apart do not alternate), every other check (no_io_errors) every run.
+hosts ticking apart do not alternate); the rules every family gets (no_errors,
+no_stall: criteria/family_rules.py) every run.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ from __future__ import annotations
 import allure
 import pytest
 
-from criteria import no_io_errors, steady_state
+from criteria import steady_state
 from criteria.families import CURVE_CRITERIA, SPEED, THROUGHPUT
+from criteria.family_rules import own_checks, rule_verdicts
 from criteria.points import SweepPoint
 from fixtures.suite import attach_table
 from iogate.engines.workload import JobSpec, RunPlan
@@ -72,9 +74,9 @@ def test_kpi_speed(case, lab, kpi_volumes, connect, measure, profile, spec, judg
     allure.dynamic.parameter("working_set", IOGEN.cases[case].working_set)
     result = run_step(case, IOGEN.speed.processes, IOGEN.speed.iodepth, lab, kpi_volumes[:1], connect, measure, profile)
     attach_table(f"{case} SPEED", [row("p1", result)])
-    for check in for_case(spec.for_family("kpi"), case):
-        if check.name.startswith(SPEED) or check.criterion == no_io_errors.NAME:
-            judge(check.evaluate(result))
+    family = spec.for_family("kpi")
+    judge(check.evaluate(result) for check in for_case(own_checks(family), case) if check.name.startswith(SPEED))
+    judge(rule_verdicts(family, result))
 
 
 @pytest.mark.kpi
@@ -87,15 +89,15 @@ def test_kpi_throughput(case, lab, kpi_volumes, connect, measure, profile, spec,
     steps = IOGEN.throughput_steps(profile)
     allure.dynamic.parameter("case", case)
     allure.dynamic.parameter("processes", ",".join(map(str, steps)))
-    checks = for_case(spec.for_family("kpi"), case)
+    family = spec.for_family("kpi")
+    checks = for_case(own_checks(family), case)
     results = [(f"p{n}", run_step(case, n, IOGEN.throughput.iodepth, lab, kpi_volumes, connect, measure, profile)) for n in steps]
     attach_table(f"{case} THROUGHPUT", [row(label, r) for label, r in results])
     points = [SweepPoint.from_run(r, label) for label, r in results]
     best = max((r for _, r in results), key=lambda r: r.total_iops)
+    judge(verdict for _, r in results for verdict in rule_verdicts(family, r))
     for check in checks:
-        if check.criterion == no_io_errors.NAME:
-            judge(check.evaluate(r) for _, r in results)
-        elif check.name.startswith(THROUGHPUT):
+        if check.name.startswith(THROUGHPUT):
             judge(check.evaluate(points) if check.criterion in CURVE_CRITERIA else check.evaluate(best))
         elif check.criterion == steady_state.NAME and IOGEN.cases[case].working_set == "backend":
             top = results[-1][1]

@@ -8,7 +8,9 @@ from the post-prefill snapshot (where the array driver can), so every protocol
 starts from the same state.
 
 Verdicts (spec family `protocols`): relative_to_baseline (baseline protocol =
-100, the lab's baseline_protocol), no_io_errors on every protocol's run.
+100, the lab's baseline_protocol), which needs its comparands (every lab protocol
+measured, at least one beside the baseline: criteria/points.py `comparands`), and
+the rules every family gets (no_errors, no_stall) on every protocol's run.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ import allure
 import pytest
 
 from criteria import relative_to_baseline
-from criteria.points import SweepPoint
+from criteria.family_rules import run_verdicts
+from criteria.points import SweepPoint, comparands
 from fixtures.stash import CONFIG_KEY
 from fixtures.suite import attach_table
 from iogate.engines.workload import RunPlan
@@ -64,11 +67,13 @@ def test_protocol_compare(netapp_point, lab, protocol_volumes, connect, measure,
         {"protocol": name, **{k: round(f(r), 4) for k, f in FIGURES.items()},
          "iops_relative": round(100.0 * r.total_iops / base.total_iops, 1) if base.total_iops else ""}
         for name, r in results.items()])
-    for check in spec.for_family("protocols"):
-        if check.criterion == relative_to_baseline.NAME:
-            metric = check.bound("metric")
-            if metric not in FIGURES:
-                raise ValueError(f"{check.where}: metric {metric!r} is not measured here (use {', '.join(FIGURES)})")
-            judge(check.evaluate({name: FIGURES[metric](r) for name, r in results.items()}, lab.baseline))
-        else:
-            judge(check.evaluate(r) for r in results.values())
+    family = spec.for_family("protocols")
+    compared = [c for c in family if c.criterion == relative_to_baseline.NAME]
+    if compared:  # a comparison needs its comparands: only the baseline protocol measured is a FAIL, not deviation 0
+        judge(comparands(order, results, lab.baseline, what="protocol", window=netapp_point.id))
+    for check in compared:
+        metric = check.bound("metric")
+        if metric not in FIGURES:
+            raise ValueError(f"{check.where}: metric {metric!r} is not measured here (use {', '.join(FIGURES)})")
+        judge(check.evaluate({name: FIGURES[metric](r) for name, r in results.items()}, lab.baseline))
+    judge(run_verdicts(family, results.values(), [c for c in family if c.criterion != relative_to_baseline.NAME]))

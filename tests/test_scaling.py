@@ -17,7 +17,9 @@ family `scaling`): no host more than X % below the median of the hosts alone,
 the name of any slow host in the failure; aggregate of every incremental step
 >= Y % of k x one host. A second test runs all hosts at once with large
 sequential reads and judges the aggregate against the lab's declared
-`datapath_limit_bytes_per_s`, or skips when the lab declares none; when the
+`datapath_limit_bytes_per_s`, or skips when the lab declares none. Every step's
+run is also judged by the rules every family gets (I/O errors, stalls) and every
+planned step must be present (criteria/scaling_family.py); when the
 stepping test has already run that load on all hosts in this session, its
 N-host step is judged instead of running it again.
 
@@ -30,7 +32,7 @@ from __future__ import annotations
 import allure
 import pytest
 
-from criteria.scaling_family import DATAPATH, datapath_verdict, stepping_verdicts
+from criteria.scaling_family import DATAPATH, datapath_verdict, run_rules, stepping_verdicts
 from fixtures.scaling import attach_step_tables, host_targets
 from fixtures.stash import CONFIG_KEY
 from iogate.engines.workload import WorkloadSpec
@@ -77,9 +79,10 @@ def test_client_stepping(schedule_line, lab, request, connect, measure, judge, p
         allure.dynamic.parameter(key, value)
     targets = host_targets(lab, request.getfixturevalue("prefilled"), connect)
 
-    results = []
+    results, runs = [], []
     for step in steps:
         result = measure(scaling.step_plan(step, workload, targets, prefix=f"{workload.name}-"))
+        runs.append(result)
         results.append(scaling.StepResult.from_run(step, result))
     all_hosts_steps.keep(workload, results[-1])  # the last incremental step runs every host
     table = attach_step_tables(results, run.path("scaling"), workload.name)
@@ -87,7 +90,7 @@ def test_client_stepping(schedule_line, lab, request, connect, measure, judge, p
     for row in scaling.step_rows(results):
         print(f"  {row['step']:>10}: {row['cluster_mb_per_s']:9.1f} MB/s {row['cluster_iops']:10.0f} IOPS "
               f"p99 {row['cluster_p99_ms']:.3f} ms, {row['pct_of_linear']} % of linear")
-    judge(stepping_verdicts(spec.for_family("scaling"), results))
+    judge(stepping_verdicts(spec.for_family("scaling"), results, planned=steps, runs=runs))
 
 
 @pytest.mark.scaling
@@ -112,9 +115,12 @@ def test_datapath_efficiency(lab, request, connect, measure, judge, profile, spe
         allure.dynamic.parameter(key, value)
     result = all_hosts_steps.get(workload, hosts)
     if result is not None:
-        allure.dynamic.parameter("measured in", f"test_client_stepping[{workload.name}] step {result.step.name}")
+        # Where the figure came from depends on what else ran: not the test's identity (Allure's history id).
+        allure.dynamic.parameter("measured in", f"test_client_stepping[{workload.name}] step {result.step.name}", excluded=True)
     else:
         targets = host_targets(lab, request.getfixturevalue("prefilled"), connect)
-        result = scaling.StepResult.from_run(step, measure(scaling.step_plan(step, workload, targets, prefix="datapath-")))
+        run = measure(scaling.step_plan(step, workload, targets, prefix="datapath-"))
+        judge(run_rules(spec.for_family("scaling"), [run]))  # the stepping test judged its own runs by the same rules
+        result = scaling.StepResult.from_run(step, run)
     print(f"\ndata path: {len(hosts)} hosts ({result.run}) {result.cluster.mb_per_s:.1f} MB/s of {limit / 1e6:.1f} MB/s declared")
     judge(datapath_verdict(checks[DATAPATH], result.cluster.bytes_per_s, len(hosts), limit))

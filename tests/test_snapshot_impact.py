@@ -8,7 +8,8 @@ prefilled volume in three phases: baseline, then a snapshot is created and
 kept for a phase, deleted, and a recovery phase ends the run (each action takes
 as long as the array needs). Verdicts: the spec's events checks named
 snapshot_<case>_* and the shared snapshot_* ones, on the event window (snapshot
-exists) or against the baseline window before it, on the load job only; the
+exists) and on the recovery window after the delete, each alone or against the
+baseline window before it, on the load job only (criteria/events_family.py); the
 mean latency rise is attached as evidence. A verify region on
 the same volume (fio crc32c) is written and checked throughout: the snapshot
 must not lose or corrupt an I/O.
@@ -99,7 +100,7 @@ def test_snapshot_impact(case: Case, snapshot_volume, lab, during_load, judge, p
     attach_timeline(run, title=f"snapshot during {case.name.replace('_', ' ')} load", jobs=("load",),
                     spans=[("snapshot exists", *run.timeline.span_ms(create, delete))])
 
-    baseline, event, _ = run.window_stats(create, delete, jobs=("load",))
+    baseline, event, recovery = run.window_stats(create, delete, jobs=("load",))
     family = spec.for_family("events")
-    judge(event_verdicts(family, case_checks(family, case), baseline, event, run.result))
+    judge(event_verdicts(family, case_checks(family, case), baseline, event, recovery, run.result))
     attach_rise(baseline, event, "snapshot impact (evidence)")

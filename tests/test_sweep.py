@@ -5,12 +5,13 @@ Dell data pattern on every lab volume at once, one job per volume whose
 iodepth is the point's thread count (vdbench threads = outstanding I/Os),
 measured after warmup; the point's IOPS, MB/s, mean/p99 latency and host CPU
 per I/O go to the session's sweep collector. Per-point checks of the spec's
-`sweep` family (no_io_errors) judge each point.
+`sweep` family and the rules every family gets (no_errors, no_stall) judge each point.
 
 Per transport (test_sweep_saturation[local-block]): the points measured for
 that transport, one load curve per read % and block size, judged by the
 sweep-level checks: "N IOPS @ latency" (iops_at_latency) and "I/O before
-saturation" (knee). The full table is attached as HTML and CSV, with every
+saturation" (knee), after every point of the profile's grid is found measured
+(expected_points: a point that hung fails the sweep, named). The full table is attached as HTML and CSV, with every
 transport's IOPS as % of the baseline transport's (baseline = 100; Dell quotes the difference).
 """
 
@@ -23,7 +24,8 @@ import allure
 import pytest
 
 from criteria.families import CURVE_CRITERIA  # judged over a whole load curve; other sweep checks judge each point's run
-from criteria.points import SweepPoint
+from criteria.family_rules import run_verdicts
+from criteria.points import SweepPoint, expected_points
 from fixtures.stash import CONFIG_KEY
 from fixtures.suite import SweepRecord, attach_table
 from iogate.engines.workload import JobSpec, RunPlan
@@ -54,6 +56,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 @allure.story("read % x block size x threads, per transport")
 def test_sweep(case, lab, protocol_volumes, connect, measure, profile, spec, judge, sweep_points, initiators):
     protocol, grid_point = case.protocol, case.point
+    sweep_points.begin(protocol, grid_point.id)  # before anything can fail: a point that never finishes is named
     workload = DELL.workload(grid_point, profile.runtime_s, profile.ramp_s)
     allure.dynamic.parameter("protocol", protocol)
     for key, value in workload.params().items():
@@ -66,7 +69,8 @@ def test_sweep(case, lab, protocol_volumes, connect, measure, profile, spec, jud
     row = point_row(protocol, grid_point, measured, result, cpus)
     sweep_points.add(protocol, SweepRecord(grid_point, measured, row))
     attach_table(f"{protocol} {grid_point.id}", [row])
-    judge(check.evaluate(result) for check in spec.for_family("sweep") if check.criterion not in CURVE_CRITERIA)
+    family = spec.for_family("sweep")
+    judge(run_verdicts(family, result, [c for c in family if c.criterion not in CURVE_CRITERIA]))
 
 
 @pytest.mark.sweep
@@ -74,19 +78,22 @@ def test_sweep(case, lab, protocol_volumes, connect, measure, profile, spec, jud
 @allure.epic("Dell PowerStore transport sweep")
 @allure.feature("sweep")
 @allure.story("N IOPS @ latency and I/O before saturation, per transport")
-def test_sweep_saturation(protocol, lab, spec, judge, sweep_points):
+def test_sweep_saturation(protocol, lab, spec, judge, sweep_points, profile):
     allure.dynamic.parameter("protocol", protocol)
     records = sweep_points.get(protocol)
-    if not records:
+    if not sweep_points.begun(protocol):  # none selected; one that began and failed is judged missing below
         pytest.skip(f"no sweep point of protocol {protocol} ran in this session (select test_sweep too)")
+    checks = [c for c in spec.for_family("sweep") if c.criterion in CURVE_CRITERIA]
+    if not checks:
+        pytest.skip(f"spec {spec.path} has no sweep-level check (iops_at_latency, knee) in family sweep")
+    # The grid is known before the sweep runs: a point that hung or failed is named, not left out of the curve.
+    planned = [point.id for point in DELL.grid_for(profile).points()]
+    judge(expected_points(planned, [r.point.id for r in records], what=f"{protocol} sweep point", window=f"sweep {protocol}"))
     baseline_rows = [r.row for r in sweep_points.get(lab.baseline)]
     attach_table(f"sweep {protocol}", relative_rows([r.row for r in records], baseline_rows, lab.baseline))
     curves: dict[str, list[SweepRecord]] = {}
     for record in records:
         curves.setdefault(record.point.curve, []).append(record)
-    checks = [c for c in spec.for_family("sweep") if c.criterion in CURVE_CRITERIA]
-    if not checks:
-        pytest.skip(f"spec {spec.path} has no sweep-level check (iops_at_latency, knee) in family sweep")
     for curve, members in curves.items():
         points = [r.measured for r in sorted(members, key=lambda r: r.point.threads)]
         for check in checks:

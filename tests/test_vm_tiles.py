@@ -12,7 +12,8 @@ is judged against the whole IOPS fio paces it at, over intervals stretched by
 
 Verdicts (spec family `tiles`): target_iops_held per VM over vdbench-like 5 s
 intervals (naming every VM that missed), latency_bound per workload type
-(SQL, Web, Exchange, OLTP judged separately), no_io_errors.
+(SQL, Web, Exchange, OLTP judged separately); the rules every family gets
+(no_errors, no_stall: criteria/family_rules.py) on the run.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import allure
 import pytest
 
 from criteria import latency_bound, target_iops_held
+from criteria.family_rules import own_checks, rule_verdicts
 from fixtures.stash import CONFIG_KEY
 from fixtures.suite import attach_table
 from iogate.engines.workload import RunPlan
@@ -61,7 +63,8 @@ def test_vm_tiles(tiles, lab, prefilled, connect, measure, profile, spec, judge)
                          for job in plan.jobs])
     series = judged_series(result, TILE.judge_interval_ms_at(lab.load_scale))
     kinds = sorted(set(plan.kinds.values()))
-    for check in spec.for_family("tiles"):
+    family = spec.for_family("tiles")
+    for check in own_checks(family):
         if check.criterion == target_iops_held.NAME:
             judge(check.evaluate(series, plan.targets))
         elif check.criterion == latency_bound.NAME:
@@ -71,3 +74,4 @@ def test_vm_tiles(tiles, lab, prefilled, connect, measure, profile, spec, judge)
                 judge(dataclasses.replace(check.evaluate(only), criterion=f"{check.name}[{kind}]"))
         else:
             judge(check.evaluate(result))
+    judge(rule_verdicts(family, result))

@@ -42,7 +42,7 @@ LOWER_BOUNDS = {"throughput_min", "iops_at_latency", "knee", "scaling_efficiency
 # near zero a multiplicative margin means nothing, so their margin is in percentage points.
 POINTS = {"throughput_impact", "latency_delta", "relative_to_baseline"}
 # Criteria whose measured value is not a distance from the bound (a share of intervals, a round count): recorded only.
-NOT_PROPOSED = {"target_iops_held", "steady_state", "no_io_errors"}
+NOT_PROPOSED = {"target_iops_held", "steady_state", "no_io_errors", "no_stall"}
 DEFAULT_FAMILIES = ("baseline", "sweep", "tiles", "kpi", "protocols", "events")
 
 

@@ -119,14 +119,14 @@ def test_a_stall_fails_max_latency_only(tmp_path: Path) -> None:
     """fio stopped for 2.5 s in a 20 s run: a few I/Os wait 2.5 s (max, beyond its calibrated ~1 s), too
     few for the p99; the IOPS lost in the stall may take iops_min below its floor too."""
     rows = run_family(tmp_path, "baseline", args=("--runtime", "20"), stall=Stall("fio", after_s=5, for_s=2.5, also="-baseline/"))
-    assert_caught(rows, {"max_latency_max"}, also={"iops_min"})
+    assert_caught(rows, {"max_latency_max"}, also={"iops_min", "no_stall"})  # no_stall: the rule sees 2.5 s without an I/O
 
 
 def test_a_stall_during_the_dedupe_job_fails_its_targets(tmp_path: Path) -> None:
     rows = run_family(tmp_path, "events", args=("-k", "dedupe"), stall=Stall("fio", after_s=8, for_s=3, also="-dedupe-during-load/"))
     # A stopped fio logs no interval for the stall; the fail-closed interval grid counts those as 0 IOPS,
     # so the VMs' targets catch it. Its latency may or may not reach the max-latency bound.
-    assert_caught(rows, {"dedupe_targets_held"}, also={"dedupe_max_latency_max", "dedupe_p99_latency_max"})
+    assert_caught(rows, {"dedupe_targets_held"}, also={"dedupe_max_latency_max", "dedupe_p99_latency_max", "no_stall"})
     assert "missed" in details(rows, "dedupe_targets_held")
 
 
@@ -134,14 +134,15 @@ def test_a_cap_below_the_vms_targets_during_dedupe_fails_targets_held(tmp_path: 
     """The datastore capped at 40 IOPS per direction from the dedupe job's phase on: the VMs (950 IOPS) miss."""
     rows = run_family(tmp_path, "events", args=("-k", "dedupe"),
                       stall=Throttle("events-dedupe", 40, after_s=6, also="-dedupe-during-load/"))
-    assert_caught(rows, {"dedupe_targets_held"}, also={"dedupe_max_latency_max", "dedupe_p99_latency_max"})
+    # no_stall: 40 IOPS shared by the VMs starve the verify job for seconds (seen: 6 s without an I/O).
+    assert_caught(rows, {"dedupe_targets_held"}, also={"dedupe_max_latency_max", "dedupe_p99_latency_max", "no_stall"})
     assert "missed" in details(rows, "dedupe_targets_held")
 
 
 # -- a dead protocol path ---------------------------------------------------------------------------
 def test_a_stalled_nbd_server_fails_the_protocol_comparison_naming_nbd(tmp_path: Path) -> None:
     rows = run_family(tmp_path, "protocols", args=("-k", "vms32"), stall=Stall("nbdkit", after_s=3, for_s=8, also="-nbd-vms32"))
-    assert_caught(rows, {"iops_vs_baseline_protocol"})
+    assert_caught(rows, {"iops_vs_baseline_protocol"}, also={"no_stall"})  # 8 s without an nbd I/O: the stall rule too
     assert "out of bounds: nbd" in details(rows, "iops_vs_baseline_protocol")
 
 
@@ -157,7 +158,8 @@ def test_a_stall_while_the_snapshot_exists_fails_the_read_drop(tmp_path: Path) -
     """The read case's fio stopped for 2 s inside the snapshot phase: the event window's reads drop."""
     rows = run_family(tmp_path, "events", args=("-k", "snapshot and read"),
                       stall=Stall("fio", after_s=7, for_s=2, also="-snapshot-read/"))
-    assert_caught(rows, {"snapshot_read_drop_max"}, also={"snapshot_p99_latency_max"})  # the stalled I/Os' latency
+    # The stalled I/Os' latency; the stall rule when the 2 s stop leaves two whole seconds without an I/O.
+    assert_caught(rows, {"snapshot_read_drop_max"}, also={"snapshot_p99_latency_max", "no_stall"})
 
 
 def test_a_cap_below_the_commitment_while_the_replica_syncs_fails_its_drop(tmp_path: Path) -> None:
@@ -171,6 +173,7 @@ def test_a_cap_below_the_commitment_while_the_replica_syncs_fails_its_drop(tmp_p
 def test_an_io_error_through_a_failing_device_fails_no_errors(tmp_path: Path) -> None:
     """The volumes' backing files truncated under load: reads fail with EIO, fio reports the error."""
     rows = run_family(tmp_path, "baseline", stall=Truncate(after_s=2, also="-baseline/"))
-    # fio stops its jobs at the first error: the run's IOPS and latency are cut short with it.
-    assert_caught(rows, {"no_errors"}, also={"iops_min", "p99_latency_max", "max_latency_max"})
+    # fio stops its jobs at the first error: the run's IOPS and latency are cut short with it, and so is its
+    # per-interval series (no whole interval logged: no_stall cannot rule out a stall, no data is no pass).
+    assert_caught(rows, {"no_errors"}, also={"iops_min", "p99_latency_max", "max_latency_max", "no_stall"})
     assert "error" in details(rows, "no_errors").lower()

@@ -11,7 +11,8 @@ from criteria import outcome, registry
 from criteria.params import CriterionParams
 from iogate.verdict import Unit, Verdict
 
-HELPERS = {"common", "params", "points", "registry", "spec", "outcome", "families", "events_family", "scaling_family", "cases"}
+HELPERS = {"common", "params", "points", "registry", "spec", "outcome", "families", "events_family", "scaling_family",
+           "family_rules", "cases"}
 
 
 def test_every_criterion_module_is_registered_under_its_name() -> None:

@@ -26,6 +26,7 @@ from iogate.hosts.connectors.base import Connection
 from iogate.lab import DeviceIdentity
 from iogate.lab.profiles import Profile
 from iogate.metrics.windows import DirectionWindow, Window, WindowStats
+from iogate.verdict import Unit, Verdict
 
 
 def connection(name: str = "ev1") -> Connection:
@@ -122,10 +123,28 @@ def test_a_check_that_cannot_judge_a_window_is_an_error_naming_it() -> None:
         judge_windows([FakeCheck("e", "target_iops_held")], baseline, event)  # type: ignore[list-item]
 
 
-def test_event_verdicts_add_no_errors_on_the_whole_run() -> None:
-    baseline, event = stats("baseline", 0, 4000), stats("event", 4000, 8000)
+class VerdictCheck(FakeCheck):
+    """A check whose verdict names the windows it was handed (the last one is the judged window)."""
+
+    def evaluate(self, *args: object, **kwargs: object) -> Any:
+        return Verdict(self.name, True, float(len(args)), 0.0, Unit.PCT, window=getattr(args[-1], "name", "?"))
+
+
+def test_event_verdicts_judge_the_recovery_window_as_the_event_window_and_add_the_rules(monkeypatch: pytest.MonkeyPatch) -> None:
+    baseline, event, recovery = stats("baseline", 0, 4000), stats("event", 4000, 8000), stats("recovery", 8000, 12000)
     result = object()
-    family: Any = {"no_errors": FakeCheck("no_errors", "no_io_errors")}
-    assert event_verdicts(family, [FakeCheck("a", "throughput_min")], baseline, event, result) == [  # type: ignore[list-item, arg-type]
-        ("a", (event,), {}), ("no_errors", (result,), {}),
+    seen: list[tuple[object, tuple[str, ...]]] = []
+
+    def rules(family: object, run: object, *, windows: Any = ()) -> list[Verdict]:
+        seen.append((run, tuple(w.name for w in windows)))
+        return [Verdict("no_errors", True, 0, 0, Unit.ERRORS, "run")]
+
+    monkeypatch.setattr("criteria.events_family.rule_verdicts", rules)
+    checks: Any = [VerdictCheck("a", "throughput_min"), VerdictCheck("b", "throughput_impact")]
+    verdicts = event_verdicts(object(), checks, baseline, event, recovery, result)  # type: ignore[arg-type]
+    assert [(v.criterion, v.window, v.measured) for v in verdicts] == [
+        ("a", "event", 1.0), ("b", "event", 2.0),  # absolute on the event window; impact: baseline and event
+        ("a[recovery]", "recovery", 1.0), ("b[recovery]", "recovery", 2.0),
+        ("no_errors", "run", 0.0),
     ]
+    assert seen == [(result, ("baseline", "event", "recovery"))]

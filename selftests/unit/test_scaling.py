@@ -215,9 +215,9 @@ def test_datapath_efficiency_against_the_declared_limit(family) -> None:  # type
 
 def test_stepping_verdicts_judge_the_named_checks_and_a_spec_with_unknown_ones_does_not_load(tmp_path: Path) -> None:
     results = stepping({"h1": 1000, "h2": 1000, "h3": 300, "h4": 1000}, {2: 1000, 4: 1000})
-    verdicts = stepping_verdicts(load_named("netns").for_family("scaling"), results)
-    assert [v.criterion for v in verdicts] == [SLOW_HOST, LINEAR]
-    assert [v.passed for v in verdicts] == [False, True]
+    verdicts = stepping_verdicts(load_named("netns").for_family("scaling"), results, planned=[r.step for r in results], runs=[])
+    assert [v.criterion for v in verdicts] == ["expected_points", SLOW_HOST, LINEAR]
+    assert [v.passed for v in verdicts] == [True, False, True]
     spec = tmp_path / "spec.yaml"
     spec.write_text("version: 1\nfamilies:\n  scaling:\n    checks:\n      efficiency_typo:\n"
                     "        criterion: scaling_efficiency\n        min_efficiency_pct: 50\n")
