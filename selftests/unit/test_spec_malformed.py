@@ -216,7 +216,7 @@ def test_an_infinite_bound_is_refused_in_every_float_bound() -> None:
             for value in (math.inf, -math.inf, math.nan):
                 with pytest.raises(ValueError):
                     criterion.params.model_validate({**_required(criterion.params), name: value})
-    assert checked == 16  # every float bound of the 11 criteria (a new one: count it here)
+    assert checked == 18  # every float bound of the 12 criteria (no_stall: min_interval, min_ios; a new one: count it here)
 
 
 def _required(model: type) -> dict[str, object]:
