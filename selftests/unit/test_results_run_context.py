@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from iogate.results.run_context import run_context
 from iogate.results.store import ResultsStore, RunContext, StoreError
 
 CONTEXT = RunContext(spec="criteria/poc.yaml", spec_sha256="aa11", profile="smoke", engine="fio", engine_version="fio-3.36",
@@ -51,3 +52,21 @@ def test_a_schema_2_store_gains_the_table_and_keeps_its_rows(tmp_path: Path) -> 
         assert db.execute("PRAGMA user_version").fetchone() == (3,)
     store.set_run_context("new", CONTEXT)
     assert store.run_context("new") == CONTEXT
+
+
+def test_a_session_context_folds_host_names_and_finds_the_engine_version(tmp_path: Path) -> None:
+    spec = tmp_path / "spec.yaml"
+    spec.write_bytes(b"abc")
+    facts = {"host.h1.kernel": "6.8.0", "host.h2.kernel": "6.1.0", "host.h1.fio": "fio-3.36", "host.h2.fio": "fio-3.36",
+             "host.h1.clock_offset_ms": "+0.4", "array.model": "X1"}
+    context = run_context(spec_path=spec, profile="smoke", engine="fio", facts=facts)
+    # sha256("abc"), the FIPS 180-2 test vector
+    assert context.spec_sha256 == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    assert context.engine_version == "fio-3.36"
+    assert dict(context.environment) == {"array.model": "X1", "host fio": "fio-3.36", "host kernel": "6.1.0, 6.8.0"}
+
+
+def test_an_engine_version_hosts_disagree_on_is_not_recorded(tmp_path: Path) -> None:
+    facts = {"host.h1.fio": "fio-3.36", "host.h2.fio": "fio-3.16"}
+    context = run_context(spec_path=tmp_path / "gone.yaml", profile="smoke", engine="fio", facts=facts)
+    assert context.engine_version is None and context.spec_sha256 is None
