@@ -80,13 +80,13 @@ def family_of(test_id: str) -> str:
     return Path(test_id.split("::", 1)[0]).stem.removeprefix("test_") or "tests"
 
 
-def _test_node(test_id: str) -> str:
+def test_node(test_id: str) -> str:
     """The test (file::function[params]) of a stored point id file::function[params]::point."""
     return test_id.rsplit("::", 1)[0] if test_id.count("::") >= 2 else test_id
 
 
 def _test_name(test_id: str) -> str:
-    return _test_node(test_id).split("::", 1)[-1]
+    return test_node(test_id).split("::", 1)[-1]
 
 
 def _protocols(points: Sequence[RunPoint]) -> str:
@@ -113,7 +113,7 @@ def _verdict_cell(verdict: Mapping[str, Any], invalid: str | None) -> Cell:
 def _check_rows(label: str, points: Sequence[RunPoint], rows: dict[tuple[str, ...], Row]) -> None:
     tests: dict[str, list[RunPoint]] = {}
     for point in points:
-        tests.setdefault(_test_node(point.test_id), []).append(point)
+        tests.setdefault(test_node(point.test_id), []).append(point)
     for node, test_points in tests.items():
         invalid = "; ".join(sorted({p.measurement_invalid for p in test_points if p.measurement_invalid})) or None
         protocol = _protocols(test_points)

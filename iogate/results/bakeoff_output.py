@@ -8,8 +8,9 @@ data" for a figure the store does not hold (never an empty cell that reads as 0)
 
 from __future__ import annotations
 
+import base64
 import html
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -83,30 +84,40 @@ def _table(rows: Sequence[dict[str, Any]], caption: str) -> str:
     return page.removeprefix("<html><body>").removesuffix("</body></html>")
 
 
-def html_page(bakeoff: Bakeoff) -> str:
-    """A standalone page: the runs, what differs between them, then the matrix."""
+def _chart_html(title: str, png: bytes) -> str:
+    data = base64.b64encode(png).decode()
+    return f"<h2 style='font-family:sans-serif'>{html.escape(title)}</h2><img alt='{html.escape(title)}' " \
+           f"src='data:image/png;base64,{data}'>"
+
+
+def html_page(bakeoff: Bakeoff, charts: Mapping[str, bytes] | None = None) -> str:
+    """A standalone page: the runs, what differs between them, the matrix, then the charts (PNG embedded)."""
     title = f"Bake-off: {', '.join(bakeoff.labels)} (reference {bakeoff.reference} = 100)"
     parts = [f"<h1 style='font-family:sans-serif'>{html.escape(title)}</h1>",
              _table(context_rows(bakeoff), "runs compared"), "<br>",
              _table(difference_rows(bakeoff), "differences that do not change the workload"), "<br>",
-             _table(flat_rows(bakeoff), "the matrix: IOPS @ latency first, then event impacts, checks, curve points")]
+             _table(flat_rows(bakeoff), "the matrix: IOPS @ latency first, then event impacts, checks, curve points"),
+             *(_chart_html(f"knee: {title}", png) for title, png in (charts or {}).items())]
     return f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title></head><body>" \
            f"{''.join(parts)}</body></html>"
 
 
-def write_html(bakeoff: Bakeoff, out_dir: Path) -> Path:
+def write_html(bakeoff: Bakeoff, out_dir: Path, charts: Mapping[str, bytes] | None = None) -> Path:
     target = out_dir / HTML_NAME
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(html_page(bakeoff), encoding="utf-8")
+    target.write_text(html_page(bakeoff, charts), encoding="utf-8")
     return target
 
 
 def write_all(bakeoff: Bakeoff, out_dir: Path) -> list[Path]:
-    return [write_csv(bakeoff, out_dir), write_xlsx(bakeoff, out_dir), write_html(bakeoff, out_dir)]
+    """CSV, XLSX and the HTML page with the knee overlays (iogate/results/bakeoff_charts.py)."""
+    from iogate.results.bakeoff_charts import knee_charts  # matplotlib: only when the page is written
+
+    return [write_csv(bakeoff, out_dir), write_xlsx(bakeoff, out_dir), write_html(bakeoff, out_dir, knee_charts(bakeoff))]
 
 
-def attach_to_allure(bakeoff: Bakeoff, name: str = "bake-off") -> None:
+def attach_to_allure(bakeoff: Bakeoff, name: str = "bake-off", charts: Mapping[str, bytes] | None = None) -> None:
     """The page as an HTML attachment of the current Allure test or fixture (the lead's session hook calls this)."""
     import allure  # here, not at import: the CLI and exports work without allure installed
 
-    allure.attach(html_page(bakeoff), name=name, attachment_type=allure.attachment_type.HTML)
+    allure.attach(html_page(bakeoff, charts), name=name, attachment_type=allure.attachment_type.HTML)

@@ -24,6 +24,7 @@ import pytest
 
 from iogate.__main__ import main as iogate_main
 from iogate.results.bakeoff import build_bakeoff
+from iogate.results.bakeoff_charts import knee_charts, knee_curves
 from iogate.results.bakeoff_cli import main as bakeoff_main
 from iogate.results.bakeoff_guard import UnfairComparison
 from iogate.results.bakeoff_output import flat_rows, html_page, write_all
@@ -275,3 +276,27 @@ def test_the_command_refuses_in_one_line(store: ResultsStore, tmp_path: Path, ca
 def test_write_all_names_three_files(store: ResultsStore, tmp_path: Path) -> None:
     paths = write_all(build_bakeoff(store, ["r-a", "r-b"]), tmp_path)
     assert [p.name for p in paths] == ["bakeoff.csv", "bakeoff.xlsx", "bakeoff.html"]
+
+
+def test_knee_curves_overlay_every_array_and_leave_out_invalid_points(store: ResultsStore, tmp_path: Path) -> None:
+    curves = knee_curves(build_bakeoff(store, ["r-a", "r-b", "r-c"]))
+    # Only the sweep has two points; mean latency 500000 ns = 0.5 ms everywhere; qd8 runs 3 x qd1's IOPS.
+    assert curves == {"test_sweep[local] read": {"alpha": [(20000.0, 0.5), (60000.0, 0.5)],
+                                                  "beta": [(10000.0, 0.5), (30000.0, 0.5)],
+                                                  "gamma": [(30000.0, 0.5), (90000.0, 0.5)]}}
+    other = ResultsStore(tmp_path / "invalid.sqlite")
+    for run, array in (("r1", "alpha"), ("r2", "beta")):
+        _add(other, run, array, SWEEP, "qd1", _params(1), _read(100.0, 1.0), [_at_latency(1.0, True)])
+        _add(other, run, array, SWEEP, "qd8", _params(8), _read(300.0, 1.0), [_at_latency(1.0, True)],
+             invalid="generator saturated" if run == "r2" else None)
+        other.set_run_context(run, CONTEXT)
+    assert knee_curves(build_bakeoff(other, ["r1", "r2"]))["test_sweep[local] read"] == {
+        "alpha": [(100.0, 0.5), (300.0, 0.5)], "beta": [(100.0, 0.5)]}
+
+
+def test_the_page_embeds_the_knee_chart(store: ResultsStore, tmp_path: Path) -> None:
+    write_all(build_bakeoff(store, ["r-a", "r-b"]), tmp_path)
+    page = (tmp_path / "bakeoff.html").read_text()
+    assert page.count("<img ") == 1 and "knee: test_sweep[local] read" in page
+    png = knee_charts(build_bakeoff(store, ["r-a", "r-b"]))["test_sweep[local] read"]
+    assert png.startswith(b"\x89PNG")
