@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from iogate.results.bakeoff_guard import Contender, check_fair
+from iogate.results.bakeoff_guard import Contender, check_fair, comparable_id
 from iogate.results.store import ResultsStore, RunPoint, StoreError
 from iogate.units import NS_PER_MS
 
@@ -104,16 +104,15 @@ def _verdict_cell(verdict: Mapping[str, Any], invalid: str | None) -> Cell:
     value, bound, detail = _figure(verdict.get("measured")), _figure(verdict.get("bound")), str(verdict.get("detail") or "")
     if invalid or verdict.get("measurement_invalid"):
         return Cell(INVALID, value, bound, f"measurement invalid: {invalid or verdict.get('measurement_invalid')}")
-    status = PASS if verdict.get("passed") is True else FAIL
-    if value is None:
-        return Cell(FAIL, None, bound, detail or NO_DATA)  # a verdict without a figure never passes here
-    return Cell(status, value, bound, detail)
+    # The stored judgement as it stands (a pass without a figure, e.g. "no baseline by request", stays a pass,
+    # its figure "no data"); anything but a recorded True is a FAIL.
+    return Cell(PASS if verdict.get("passed") is True else FAIL, value, bound, detail)
 
 
 def _check_rows(label: str, points: Sequence[RunPoint], rows: dict[tuple[str, ...], Row]) -> None:
     tests: dict[str, list[RunPoint]] = {}
     for point in points:
-        tests.setdefault(test_node(point.test_id), []).append(point)
+        tests.setdefault(test_node(comparable_id(point)), []).append(point)
     for node, test_points in tests.items():
         invalid = "; ".join(sorted({p.measurement_invalid for p in test_points if p.measurement_invalid})) or None
         protocol = _protocols(test_points)
@@ -132,11 +131,12 @@ def _check_rows(label: str, points: Sequence[RunPoint], rows: dict[tuple[str, ..
 
 def _curve_rows(label: str, points: Sequence[RunPoint], rows: dict[tuple[str, ...], Row]) -> None:
     for point in points:
-        point_name = point.test_id.rsplit("::", 1)[-1] if point.test_id.count("::") >= 2 else ""
+        test_id = comparable_id(point)
+        point_name = test_id.rsplit("::", 1)[-1] if test_id.count("::") >= 2 else ""
         for direction, metrics in point.metrics.items():
             for name, key, divisor, unit, _better in CURVE_METRICS:
                 check = " ".join(filter(None, (point_name, direction, name)))
-                row_key = (family_of(point.test_id), _test_name(point.test_id), _protocols([point]), CURVE, check, "")
+                row_key = (family_of(test_id), _test_name(test_id), _protocols([point]), CURVE, check, "")
                 row = rows.setdefault(row_key, Row(*row_key, unit=unit, group=3))
                 value = _figure(metrics.get(key))
                 if point.measurement_invalid:

@@ -15,6 +15,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from iogate.results.bakeoff import Bakeoff, test_node
+from iogate.results.bakeoff_guard import comparable_id
 from iogate.results.store import RunPoint
 from iogate.units import NS_PER_MS
 
@@ -28,7 +29,7 @@ def knee_curves(bakeoff: Bakeoff) -> dict[str, dict[str, Curve]]:
     for contender in bakeoff.contenders:
         by_test: dict[str, list[RunPoint]] = {}
         for point in contender.points:
-            by_test.setdefault(test_node(point.test_id), []).append(point)
+            by_test.setdefault(test_node(comparable_id(point)), []).append(point)
         for node, points in by_test.items():
             if len(points) < _MIN_POINTS:
                 continue

@@ -14,6 +14,7 @@ runs) is listed, one line each, at the top of the report.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -38,6 +39,13 @@ class Contender:
     label: str  # the column's name: the array, or array (lab) / array (run) where that is ambiguous
     points: tuple[RunPoint, ...]
     context: RunContext | None
+
+
+def comparable_id(point: RunPoint) -> str:
+    """The point's test id without its lab: plugins/parametrize.py ids read test_sweep[LAB-block], and two
+    labs' runs of one test must meet in one row (test_sweep[block])."""
+    lab = re.escape(point.lab)
+    return re.sub(rf"\[{lab}(?:-|(?=\]))", "[", point.test_id).replace("[]", "")
 
 
 def workload_params(params: Mapping[str, object]) -> dict[str, object]:
@@ -65,21 +73,17 @@ def _refuse_context(contenders: Sequence[Contender]) -> None:
             raise UnfairComparison(f"refused: different {name}: " + "; ".join(f"{label} {value}" for label, value in values.items()))
 
 
-def _point_key(point: RunPoint) -> str:
-    return point.test_id
-
-
 def _refuse_workload(contenders: Sequence[Contender]) -> None:
     seen: dict[str, tuple[str, dict[str, object]]] = {}
     for c in contenders:
         for point in c.points:
             mine = workload_params(point.params)
-            first = seen.setdefault(_point_key(point), (c.label, mine))
+            first = seen.setdefault(comparable_id(point), (c.label, mine))
             if first[1] == mine:
                 continue
             names = sorted(k for k in set(first[1]) | set(mine) if first[1].get(k) != mine.get(k))
             what = "; ".join(f"{k} {_shown(first[1].get(k))} in {first[0]}, {_shown(mine.get(k))} in {c.label}" for k in names)
-            raise UnfairComparison(f"refused: a different workload at {point.test_id}: {what}")
+            raise UnfairComparison(f"refused: a different workload at {comparable_id(point)}: {what}")
 
 
 def _placement_lines(contenders: Sequence[Contender]) -> list[str]:
@@ -88,7 +92,7 @@ def _placement_lines(contenders: Sequence[Contender]) -> list[str]:
         per_point: dict[str, dict[str, str]] = {}
         for c in contenders:
             for point in c.points:
-                per_point.setdefault(point.test_id, {})[c.label] = _shown(point.params.get(param))
+                per_point.setdefault(comparable_id(point), {})[c.label] = _shown(point.params.get(param))
         differing = {test: values for test, values in per_point.items() if len(set(values.values())) > 1}
         if differing:
             test, values = next(iter(differing.items()))
@@ -112,9 +116,9 @@ def _coverage_lines(contenders: Sequence[Contender]) -> list[str]:
     suites = {c.label: ",".join(sorted({p.suite_version for p in c.points})) for c in contenders}
     if len(set(suites.values())) > 1:
         lines.append("suite version: " + "; ".join(f"{label} {value}" for label, value in suites.items()))
-    everywhere = set.intersection(*({p.test_id for p in c.points} for c in contenders))
+    everywhere = set.intersection(*({comparable_id(p) for p in c.points} for c in contenders))
     for c in contenders:
-        only = {p.test_id for p in c.points} - everywhere
+        only = {comparable_id(p) for p in c.points} - everywhere
         if only:
             lines.append(f"{len(only)} run point(s) not run by every array, e.g. {sorted(only)[0]} (run by {c.label}): "
                          "shown as missing for the others")

@@ -300,3 +300,31 @@ def test_the_page_embeds_the_knee_chart(store: ResultsStore, tmp_path: Path) -> 
     assert page.count("<img ") == 1 and "knee: test_sweep[local] read" in page
     png = knee_charts(build_bakeoff(store, ["r-a", "r-b"]))["test_sweep[local] read"]
     assert png.startswith(b"\x89PNG")
+
+
+def test_two_labs_ids_meet_in_one_row_without_the_lab_name(tmp_path: Path) -> None:
+    """plugins/parametrize.py ids carry the lab: test_sweep[local-block] and test_sweep[local-btrfs-block] are one row."""
+    store = ResultsStore(tmp_path / "r.sqlite")
+    for run, lab, iops in (("r1", "local", 100.0), ("r2", "local-btrfs", 80.0)):
+        store.add(RunPoint.from_verdicts(run_id=run, lab=lab, array="local", params=_params(1), metrics=_read(iops, 1.0),
+                                         test_id=f"tests/test_sweep.py::test_sweep[{lab}-block]::qd1",
+                                         verdicts=[_at_latency(iops, True)]))
+        store.set_run_context(run, CONTEXT)
+    bakeoff = build_bakeoff(store, ["r1", "r2"])
+    rows = flat_rows(bakeoff)
+    at_latency = _row(rows, "speed_read_at_latency")
+    assert at_latency["test"] == "test_sweep[block]"
+    assert (at_latency["local (local)"], at_latency["local (local-btrfs)"]) == (100.0, 80.0)
+    assert at_latency["local (local-btrfs) % of local (local)"] == 80.0
+    assert bakeoff.differences == ()  # the same run points everywhere: nothing run by one lab only
+
+
+def test_a_verdict_without_a_figure_keeps_its_judgement_and_shows_no_data(tmp_path: Path) -> None:
+    store = ResultsStore(tmp_path / "r.sqlite")
+    for run, array, passed in (("r1", "alpha", True), ("r2", "beta", False)):
+        _add(store, run, array, BASELINE, "p", _params(1), _read(1.0, 1.0),
+             [Verdict("regression_iops", passed, float("nan"), 10.0, Unit.PCT_POINTS, detail="no baseline")])
+        store.set_run_context(run, CONTEXT)
+    row = _row(flat_rows(build_bakeoff(store, ["r1", "r2"])), "regression_iops")
+    assert (row["alpha"], row["alpha verdict"], row["beta"], row["beta verdict"]) == ("no data", "PASS", "no data", "FAIL")
+    assert (row["beta % of alpha"], row["best"]) == ("", "")
