@@ -261,19 +261,26 @@ class ResultsStore:
         return self._select("SELECT * FROM run_points WHERE run_id = ? ORDER BY id", [run_id])
 
     def set_run_context(self, run_id: str, context: RunContext) -> None:
-        """Record what judged and drove `run_id`, once: every pytest-xdist worker of a run may call this
-        with the same context; a different context for a run already recorded is an error, not an overwrite."""
-        row = (run_id, context.spec, context.spec_sha256, context.profile, context.engine, context.engine_version,
-               redact(json.dumps(dict(context.environment), sort_keys=True)))
+        """Record what judged and drove `run_id`: every pytest-xdist worker of a run may call this. A field
+        not yet recorded (None) is filled by a later call; a field recorded with another value is an error,
+        never an overwrite. The environment is the first call's."""
+        fields = ("spec", "spec_sha256", "profile", "engine", "engine_version")
+        values = [getattr(context, name) for name in fields]
         try:
             with self._connect() as db:
                 db.execute("INSERT OR IGNORE INTO run_context (run_id, spec, spec_sha256, profile, engine, engine_version,"
-                           " environment_json) VALUES (?, ?, ?, ?, ?, ?, ?)", row)
+                           " environment_json) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                           (run_id, *values, redact(json.dumps(dict(context.environment), sort_keys=True))))
+                stored = db.execute(f"SELECT {', '.join(fields)} FROM run_context WHERE run_id = ?", [run_id]).fetchone()
+                clashes = [f"{name} {stored[name]} (recorded), {value} (now)" for name, value in zip(fields, values, strict=True)
+                           if value is not None and stored[name] is not None and stored[name] != value]
+                if clashes:
+                    raise StoreError(f"results store {self.path}: run {run_id} already records another context: "
+                                     + "; ".join(clashes))
+                db.execute(f"UPDATE run_context SET {', '.join(f'{n} = COALESCE({n}, ?)' for n in fields)} WHERE run_id = ?",
+                           (*values, run_id))
         except sqlite3.Error as exc:
             raise StoreError(f"results store {self.path}: cannot record the context of run {run_id}: {exc}") from exc
-        stored = self.run_context(run_id)
-        if stored is not None and stored != RunContext(**{**context.__dict__, "environment": stored.environment}):
-            raise StoreError(f"results store {self.path}: run {run_id} already records another context: {stored}")
 
     def run_context(self, run_id: str) -> RunContext | None:
         """What judged and drove `run_id`; None: the store holds no context for it (older store or session)."""

@@ -35,8 +35,18 @@ def test_a_run_context_reads_back_as_written(tmp_path: Path) -> None:
 def test_another_context_for_a_recorded_run_is_refused(tmp_path: Path) -> None:
     store = ResultsStore(tmp_path / "r.sqlite")
     store.set_run_context("r1", CONTEXT)
-    with pytest.raises(StoreError, match="run r1 already records another context"):
+    with pytest.raises(StoreError, match=r"run r1 already records another context: profile smoke \(recorded\), full \(now\)"):
         store.set_run_context("r1", RunContext(**{**CONTEXT.__dict__, "profile": "full"}))
+    assert store.run_context("r1") == CONTEXT
+
+
+def test_a_field_not_yet_known_is_filled_by_a_later_worker(tmp_path: Path) -> None:
+    """An xdist worker that records before its hosts reported the engine version leaves it to the next one."""
+    store = ResultsStore(tmp_path / "r.sqlite")
+    store.set_run_context("r1", RunContext(**{**CONTEXT.__dict__, "engine_version": None}))
+    assert store.run_context("r1").engine_version is None  # type: ignore[union-attr]
+    store.set_run_context("r1", CONTEXT)
+    store.set_run_context("r1", RunContext(**{**CONTEXT.__dict__, "engine_version": None}))  # never unset again
     assert store.run_context("r1") == CONTEXT
 
 
