@@ -3,8 +3,10 @@
 The spec is identified by its path and the SHA-256 of its content (the same path
 may hold other bounds later). The engine version is the one version every host
 reports for the engine (`host.<name>.<engine>` environment facts, e.g.
-`host.h1.fio: fio-3.36`; fio's preflight makes them equal); none or several:
-not recorded, and a bake-off refuses to call the run comparable.
+`host.h1.fio: fio-3.36`; fio's preflight makes them equal); none, several, or
+a probe's placeholder (unknown, none, missing): not recorded, and a bake-off
+refuses to call the run comparable. (vdbench hosts report no version fact
+today: their runs are refused until one is probed.)
 
 The environment keeps the session's facts with host names folded away, so two
 labs with other host names compare fact by fact ("host kernel: 6.8.0" in both),
@@ -22,6 +24,7 @@ from iogate.results.store import RunContext
 
 _HOST_FACT = re.compile(r"^host\.[^.]+\.(?P<fact>.+)$")
 _PER_RUN_NOISE = ("clock_offset_ms",)  # differs between any two runs: listing it would drown the real differences
+_NOT_A_VERSION = ("", "unknown", "none", "missing")  # what the host probes print when they found no version
 
 
 def spec_sha256(path: Path) -> str | None:
@@ -45,8 +48,8 @@ def folded_environment(facts: Mapping[str, str]) -> dict[str, str]:
 
 def engine_version(engine: str, facts: Mapping[str, str]) -> str | None:
     """The one version of `engine` every host reports; None when none or several are reported."""
-    versions = {str(v) for name, v in facts.items() if (m := _HOST_FACT.match(name)) and m["fact"] == engine}
-    return versions.pop() if len(versions) == 1 else None
+    versions = {str(v).strip() for name, v in facts.items() if (m := _HOST_FACT.match(name)) and m["fact"] == engine}
+    return versions.pop() if len(versions) == 1 and not versions & set(_NOT_A_VERSION) else None
 
 
 def run_context(*, spec_path: Path, profile: str, engine: str, facts: Mapping[str, str]) -> RunContext:

@@ -80,3 +80,9 @@ def test_an_engine_version_hosts_disagree_on_is_not_recorded(tmp_path: Path) -> 
     facts = {"host.h1.fio": "fio-3.36", "host.h2.fio": "fio-3.16"}
     context = run_context(spec_path=tmp_path / "gone.yaml", profile="smoke", engine="fio", facts=facts)
     assert context.engine_version is None and context.spec_sha256 is None
+
+
+def test_a_probe_placeholder_is_not_a_version(tmp_path: Path) -> None:
+    for placeholder in ("unknown", "none", "missing"):
+        facts = {"host.h1.fio": placeholder, "host.h2.fio": placeholder}
+        assert run_context(spec_path=tmp_path / "s.yaml", profile="smoke", engine="fio", facts=facts).engine_version is None
