@@ -101,6 +101,15 @@ def _placement_lines(contenders: Sequence[Contender]) -> list[str]:
     return lines
 
 
+def _protocol_set_line(contenders: Sequence[Contender]) -> list[str]:
+    """The protocols each run used over all its points (tests parametrized per protocol differ in id, not params)."""
+    sets = {c.label: ",".join(sorted({str(p) for point in c.points for p in point.params.get("protocols", [])}))
+            for c in contenders}
+    if len(set(sets.values())) < 2:
+        return []
+    return ["protocols run: " + "; ".join(f"{label} {value or 'none recorded'}" for label, value in sets.items())]
+
+
 def _environment_lines(contenders: Sequence[Contender]) -> list[str]:
     lines = []
     names = sorted({name for c in contenders if c.context for name in c.context.environment})
@@ -132,4 +141,5 @@ def check_fair(contenders: Sequence[Contender]) -> list[str]:
         raise UnfairComparison("refused: a bake-off compares at least two runs")
     _refuse_context(contenders)
     _refuse_workload(contenders)
-    return [*_environment_lines(contenders), *_placement_lines(contenders), *_coverage_lines(contenders)]
+    return [*_environment_lines(contenders), *_protocol_set_line(contenders), *_placement_lines(contenders),
+            *_coverage_lines(contenders)]

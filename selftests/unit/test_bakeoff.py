@@ -27,7 +27,7 @@ from iogate.results.bakeoff import build_bakeoff
 from iogate.results.bakeoff_charts import knee_charts, knee_curves
 from iogate.results.bakeoff_cli import main as bakeoff_main
 from iogate.results.bakeoff_guard import UnfairComparison
-from iogate.results.bakeoff_output import flat_rows, html_page, write_all
+from iogate.results.bakeoff_output import attach_to_allure, flat_rows, html_page, write_all
 from iogate.results.store import ResultsStore, RunContext, RunPoint, StoreError
 from iogate.verdict import Unit, Verdict
 
@@ -328,3 +328,28 @@ def test_a_verdict_without_a_figure_keeps_its_judgement_and_shows_no_data(tmp_pa
     row = _row(flat_rows(build_bakeoff(store, ["r1", "r2"])), "regression_iops")
     assert (row["alpha"], row["alpha verdict"], row["beta"], row["beta verdict"]) == ("no data", "PASS", "no data", "FAIL")
     assert (row["beta % of alpha"], row["best"]) == ("", "")
+
+
+def test_another_protocol_set_is_listed_and_its_rows_missing(tmp_path: Path) -> None:
+    store = ResultsStore(tmp_path / "r.sqlite")
+    runs = (("r1", "alpha", ("iscsi", "nvme-tcp")), ("r2", "beta", ("iscsi",)))
+    for run, array, protocols in runs:
+        for protocol in protocols:
+            params = {**_params(1), "protocols": [protocol]}
+            _add(store, run, array, f"tests/test_sweep.py::test_sweep[{protocol}]", "qd1", params, _read(1.0, 1.0),
+                 [_at_latency(1.0, True)])
+        store.set_run_context(run, CONTEXT)
+    bakeoff = build_bakeoff(store, ["r1", "r2"])
+    assert bakeoff.differences[0] == "protocols run: alpha iscsi,nvme-tcp; beta iscsi"
+    nvme = [r for r in flat_rows(bakeoff) if r["protocol"] == "nvme-tcp" and r["kind"] == "check"]
+    assert [(r["alpha verdict"], r["beta"], r["beta verdict"]) for r in nvme] == [("PASS", "missing", "missing")]
+
+
+def test_the_allure_attachment_is_the_page(store: ResultsStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    import allure
+
+    attached: list[tuple[str, str, object]] = []
+    monkeypatch.setattr(allure, "attach", lambda body, name, attachment_type: attached.append((body, name, attachment_type)))
+    bakeoff = build_bakeoff(store, ["r-a", "r-b"])
+    attach_to_allure(bakeoff)
+    assert attached == [(html_page(bakeoff), "bake-off", allure.attachment_type.HTML)]
