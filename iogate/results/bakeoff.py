@@ -123,7 +123,7 @@ def _check_rows(label: str, points: Sequence[RunPoint], rows: dict[tuple[str, ..
             row = rows.setdefault(key, Row(*key, unit=str(verdict.get("unit") or "")))
             cell = _verdict_cell(verdict, invalid)
             row.cells.setdefault(label, cell)
-            if _IOPS_AT_LATENCY.search(cell.detail) and row.unit == "IOPS":
+            if _IOPS_AT_LATENCY.search(str(verdict.get("detail") or "")) and row.unit == "IOPS":
                 row.group = 0
             elif row.family in EVENT_FAMILIES:
                 row.group = min(row.group, 1)

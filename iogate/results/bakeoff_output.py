@@ -31,7 +31,8 @@ def _figure_text(value: float | None, status: str) -> float | str:
 
 
 def flat_rows(bakeoff: Bakeoff) -> list[dict[str, Any]]:
-    """One dict per matrix row: the row's names, then per array its figure, verdict and % of the reference, then the best."""
+    """One dict per matrix row: the row's names, then per array its figure, verdict, % of the reference and the
+    verdict's detail, then the best."""
     flat = []
     for row in bakeoff.rows:
         out: dict[str, Any] = {"family": row.family, "test": row.test, "protocol": row.protocol, "kind": row.kind,
@@ -42,6 +43,7 @@ def flat_rows(bakeoff: Bakeoff) -> list[dict[str, Any]]:
             out[label] = _figure_text(cell.value, cell.status)
             out[f"{label} verdict"] = cell.status
             out[f"{label} % of {bakeoff.reference}"] = "" if relative is None else round(relative, PCT_DIGITS)
+            out[f"{label} detail"] = cell.detail  # the verdict's own words: "N IOPS @ mean L ms", why invalid
         out["best"] = best_of(row, bakeoff.labels)
         flat.append(out)
     return flat

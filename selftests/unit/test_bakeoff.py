@@ -353,3 +353,10 @@ def test_the_allure_attachment_is_the_page(store: ResultsStore, monkeypatch: pyt
     bakeoff = build_bakeoff(store, ["r-a", "r-b"])
     attach_to_allure(bakeoff)
     assert attached == [(html_page(bakeoff), "bake-off", allure.attachment_type.HTML)]
+
+
+def test_the_detail_says_n_iops_at_l_ms_and_why_invalid(store: ResultsStore) -> None:
+    rows = flat_rows(build_bakeoff(store, ["r-a", "r-b", "r-c"]))
+    assert _row(rows, "speed_read_at_latency")["beta detail"] == "45000 IOPS @ mean 0.4 ms (point qd8; limit 0.5 ms)"
+    assert _row(rows, "snapshot_read_drop_max")["gamma detail"] == "measurement invalid: generator saturated: host h1 95 %"
+    assert _row(rows, "iops_min")["beta detail"] == "this run has no such row"
