@@ -187,39 +187,57 @@ def best_of(row: Row, labels: Sequence[str]) -> str:
     return " = ".join(label for label, value in figures.items() if value == top)
 
 
-def _labels(runs: Sequence[tuple[str, list[RunPoint]]]) -> list[str]:
-    """Each run's column name: its array; with its lab where arrays repeat; with its run id where both do."""
-    arrays = [points[0].array for _, points in runs]
-    labs = [f"{points[0].array} ({points[0].lab})" for _, points in runs]
+def _labels(groups: Sequence[tuple[str, list[RunPoint]]]) -> list[str]:
+    """Each column's name: its array; with its lab where arrays repeat; with its run id where both do."""
+    arrays = [points[0].array for _, points in groups]
+    labs = [f"{points[0].array} ({points[0].lab})" for _, points in groups]
     if len(set(arrays)) == len(arrays):
         return arrays
     if len(set(labs)) == len(labs):
         return labs
-    return [f"{points[0].array} ({run_id})" for run_id, points in runs]
+    return [f"{points[0].array} ({points[0].lab}, {run_id})" for run_id, points in groups]
+
+
+def _by_lab(run_id: str, points: Sequence[RunPoint]) -> list[tuple[str, list[RunPoint]]]:
+    """A run's points per lab, in stored order: a session over several labs is several columns."""
+    labs: dict[str, list[RunPoint]] = {}
+    for point in points:
+        labs.setdefault(point.lab, []).append(point)
+    return [(run_id, lab_points) for lab_points in labs.values()]
+
+
+def _reference(contenders: Sequence[Contender], reference: str | None) -> Contender:
+    """The column `reference` names (a run id: its first lab; a lab name; a column label); default the first."""
+    if reference is None:
+        return contenders[0]
+    for matches in (lambda c: c.run_id == reference, lambda c: c.lab == reference, lambda c: c.label == reference):
+        found = [c for c in contenders if matches(c)]
+        if found:
+            return found[0]
+    raise StoreError(f"bake-off: reference {reference} is none of the runs, labs or columns compared "
+                     f"({', '.join(c.label for c in contenders)})")
 
 
 def build_bakeoff(store: ResultsStore, run_ids: Sequence[str], reference: str | None = None) -> Bakeoff:
-    """The matrix of `run_ids` (the first the reference unless `reference` names another), after the guard."""
+    """The matrix of `run_ids` (one column per run and lab; the first the reference unless `reference` names
+    another run, lab or column), after the guard."""
     if len(set(run_ids)) != len(run_ids):
         raise StoreError(f"bake-off: a run is named twice: {list(run_ids)}")
-    reference = reference or run_ids[0]
-    if reference not in run_ids:
-        raise StoreError(f"bake-off: reference run {reference} is not among the runs compared ({', '.join(run_ids)})")
-    runs = []
+    groups = []
     for run_id in run_ids:
         points = store.points(run_id)
         if not points:
             raise StoreError(f"results store {store.path}: no points for run {run_id}")
-        runs.append((run_id, points))
-    contenders = tuple(Contender(run_id, label, tuple(points), store.run_context(run_id))
-                       for (run_id, points), label in zip(runs, _labels(runs), strict=True))
+        groups.extend(_by_lab(run_id, points))
+    contenders = tuple(Contender(run_id, points[0].lab, label, tuple(points), store.run_context(run_id))
+                       for (run_id, points), label in zip(groups, _labels(groups), strict=True))
+    chosen = _reference(contenders, reference)
     differences = check_fair(contenders)
     rows: dict[tuple[str, ...], Row] = {}
-    ordered = sorted(contenders, key=lambda c: c.run_id != reference)  # the reference's row order first
+    ordered = sorted(contenders, key=lambda c: c is not chosen)  # the reference's row order first
     for contender in ordered:
         _check_rows(contender.label, contender.points, rows)
     for contender in ordered:
         _curve_rows(contender.label, contender.points, rows)
-    reference_label = next(c.label for c in contenders if c.run_id == reference)
     ranked = sorted(rows.values(), key=lambda row: row.group)  # stable: first-seen order within a group
-    return Bakeoff(reference_label, contenders, tuple(differences), tuple(ranked))
+    return Bakeoff(chosen.label, contenders, tuple(differences), tuple(ranked))

@@ -33,9 +33,10 @@ class UnfairComparison(IOGateError):
 
 @dataclass(frozen=True)
 class Contender:
-    """One run of one array: a column of the bake-off."""
+    """One array's points in one run (one lab of it): a column of the bake-off."""
 
     run_id: str
+    lab: str
     label: str  # the column's name: the array, or array (lab) / array (run) where that is ambiguous
     points: tuple[RunPoint, ...]
     context: RunContext | None
@@ -138,7 +139,7 @@ def check_fair(contenders: Sequence[Contender]) -> list[str]:
     """Refuse (UnfairComparison, one line) a comparison of runs that did not meet the same test;
     else the differences that do not change the workload, one line each (empty: none)."""
     if len(contenders) < 2:
-        raise UnfairComparison("refused: a bake-off compares at least two runs")
+        raise UnfairComparison("refused: a bake-off compares at least two arrays (runs, or labs of one run)")
     _refuse_context(contenders)
     _refuse_workload(contenders)
     return [*_environment_lines(contenders), *_protocol_set_line(contenders), *_placement_lines(contenders),

@@ -186,9 +186,9 @@ def test_a_run_without_recorded_context_is_refused(store: ResultsStore) -> None:
 def test_unknown_run_and_bad_reference_are_named(store: ResultsStore) -> None:
     with pytest.raises(StoreError, match="no points for run r-zz"):
         build_bakeoff(store, ["r-a", "r-zz"])
-    with pytest.raises(StoreError, match="reference run r-c is not among"):
+    with pytest.raises(StoreError, match="reference r-c is none of the runs, labs or columns compared"):
         build_bakeoff(store, ["r-a", "r-b"], reference="r-c")
-    with pytest.raises(UnfairComparison, match="at least two runs"):
+    with pytest.raises(UnfairComparison, match="at least two arrays"):
         build_bakeoff(store, ["r-a"])
 
 
@@ -360,3 +360,18 @@ def test_the_detail_says_n_iops_at_l_ms_and_why_invalid(store: ResultsStore) -> 
     assert _row(rows, "speed_read_at_latency")["beta detail"] == "45000 IOPS @ mean 0.4 ms (point qd8; limit 0.5 ms)"
     assert _row(rows, "snapshot_read_drop_max")["gamma detail"] == "measurement invalid: generator saturated: host h1 95 %"
     assert _row(rows, "iops_min")["beta detail"] == "this run has no such row"
+
+
+def test_one_session_over_two_labs_is_two_columns(tmp_path: Path) -> None:
+    """A multi-lab session stores one run id with each lab's points: its labs are the columns."""
+    store = ResultsStore(tmp_path / "r.sqlite")
+    for lab, iops in (("local", 100.0), ("local-btrfs", 120.0)):
+        store.add(RunPoint.from_verdicts(run_id="s1", lab=lab, array="local", params=_params(1), metrics=_read(iops, 1.0),
+                                         test_id=f"tests/test_sweep.py::test_sweep[{lab}-block]::qd1",
+                                         verdicts=[_at_latency(iops, True)]))
+    store.set_run_context("s1", CONTEXT)
+    bakeoff = build_bakeoff(store, ["s1"], reference="local-btrfs")
+    assert bakeoff.labels == ["local (local)", "local (local-btrfs)"] and bakeoff.reference == "local (local-btrfs)"
+    row = _row(flat_rows(bakeoff), "speed_read_at_latency")
+    # 100 / 120 = 83.33.. -> 83.3
+    assert (row["local (local) % of local (local-btrfs)"], row["best"]) == (83.3, "local (local-btrfs)")
