@@ -21,6 +21,7 @@ DELEGATED = {
     "export": "iogate.results.cli:main",
     "vdbench-parse": "iogate.engines.vdbench.cli:main",
     "parse": "iogate.parse_cli:main",
+    "bakeoff": "iogate.results.bakeoff_cli:main",
 }
 
 # One line per command for `iogate --help`; a command missing here shows its module's first docstring line.
@@ -33,6 +34,7 @@ SUMMARIES = {
     "percentiles": "completion-latency percentiles merged over fio json+ outputs",
     "vdbench-parse": "what IOGate reads from a vdbench output directory",
     "parse": "what IOGate reads from any fio output file or vdbench output directory, per job, host and run point",
+    "bakeoff": "several arrays' runs of one spec side by side (% of a reference, best per row) as CSV, XLSX and HTML",
 }
 
 

@@ -13,6 +13,13 @@ itself not measurement-invalid) and why its figures are invalid, if they are
 a regression baseline (iogate/results/compare.py). A store written before
 schema 2 has no such record: its rows keep `passed` NULL, "not known to have
 passed", and are never a baseline.
+
+Schema 3 adds one `run_context` row per run: the spec (path and SHA-256), the
+profile, the engine and its version that judged and drove it, and the
+environment beside it (host kernel, generator version ...). A bake-off
+(iogate/results/bakeoff.py) compares only runs whose context says they are
+comparable; a run stored without one (older stores, or a session that did not
+record it) has no context and is never taken as comparable.
 """
 
 from __future__ import annotations
@@ -34,7 +41,7 @@ from iogate.metrics.types import Dir, RunResult
 from iogate.verdict import Verdict
 
 DEFAULT_STORE_PATH = Path(".iogate/results.sqlite")
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 # Schema 1 rows carry no outcome: they stay NULL here ("not known to have passed"), never 1.
 _SCHEMA_2_COLUMNS = {"passed": "INTEGER", "measurement_invalid": "TEXT"}
 
@@ -58,6 +65,15 @@ CREATE TABLE IF NOT EXISTS run_points (
 );
 CREATE INDEX IF NOT EXISTS run_points_by_test ON run_points (test_id, params_json, started_at);
 CREATE INDEX IF NOT EXISTS run_points_by_run ON run_points (run_id);
+CREATE TABLE IF NOT EXISTS run_context (
+    run_id TEXT PRIMARY KEY,
+    spec TEXT,
+    spec_sha256 TEXT,
+    profile TEXT,
+    engine TEXT,
+    engine_version TEXT,
+    environment_json TEXT NOT NULL DEFAULT '{}'
+);
 """
 # Before schema 2 a row said nothing of its outcome; why such a row is never a baseline.
 NO_OUTCOME_RECORDED = "stored before the results store recorded whether a point passed (schema 1)"
@@ -139,6 +155,21 @@ class RunPoint:
         if failed:
             return f"failed {', '.join(failed)}"
         return None
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What judged and drove one run (schema 3): the fields a fair bake-off compares.
+
+    `environment` holds what may differ without changing the workload, as text per name
+    (e.g. {"host_kernel": "6.8.0-49", "fio_version": "fio-3.36"}); None in a field: not recorded."""
+
+    spec: str | None = None  # the spec file's path as the run named it
+    spec_sha256: str | None = None  # its content: the same path may hold another spec later
+    profile: str | None = None
+    engine: str | None = None
+    engine_version: str | None = None
+    environment: Mapping[str, str] = field(default_factory=dict)
 
 
 class ResultsStore:
@@ -228,6 +259,40 @@ class ResultsStore:
     def points(self, run_id: str) -> list[RunPoint]:
         """All points of one run, in the order they were stored."""
         return self._select("SELECT * FROM run_points WHERE run_id = ? ORDER BY id", [run_id])
+
+    def set_run_context(self, run_id: str, context: RunContext) -> None:
+        """Record what judged and drove `run_id`: every pytest-xdist worker of a run may call this. A field
+        not yet recorded (None) is filled by a later call; a field recorded with another value is an error,
+        never an overwrite. The environment is the first call's."""
+        fields = ("spec", "spec_sha256", "profile", "engine", "engine_version")
+        values = [getattr(context, name) for name in fields]
+        try:
+            with self._connect() as db:
+                db.execute("INSERT OR IGNORE INTO run_context (run_id, spec, spec_sha256, profile, engine, engine_version,"
+                           " environment_json) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                           (run_id, *values, redact(json.dumps(dict(context.environment), sort_keys=True))))
+                stored = db.execute(f"SELECT {', '.join(fields)} FROM run_context WHERE run_id = ?", [run_id]).fetchone()
+                clashes = [f"{name} {stored[name]} (recorded), {value} (now)" for name, value in zip(fields, values, strict=True)
+                           if value is not None and stored[name] is not None and stored[name] != value]
+                if clashes:
+                    raise StoreError(f"results store {self.path}: run {run_id} already records another context: "
+                                     + "; ".join(clashes))
+                db.execute(f"UPDATE run_context SET {', '.join(f'{n} = COALESCE({n}, ?)' for n in fields)} WHERE run_id = ?",
+                           (*values, run_id))
+        except sqlite3.Error as exc:
+            raise StoreError(f"results store {self.path}: cannot record the context of run {run_id}: {exc}") from exc
+
+    def run_context(self, run_id: str) -> RunContext | None:
+        """What judged and drove `run_id`; None: the store holds no context for it (older store or session)."""
+        try:
+            with self._connect() as db:
+                row = db.execute("SELECT * FROM run_context WHERE run_id = ?", [run_id]).fetchone()
+        except sqlite3.Error as exc:
+            raise StoreError(f"results store {self.path}: query failed: {exc}") from exc
+        if row is None:
+            return None
+        return RunContext(spec=row["spec"], spec_sha256=row["spec_sha256"], profile=row["profile"], engine=row["engine"],
+                          engine_version=row["engine_version"], environment=json.loads(row["environment_json"]))
 
     def _select(self, sql: str, args: list[Any]) -> list[RunPoint]:
         try:

@@ -1,0 +1,42 @@
+"""`iogate bakeoff --runs RUN RUN ...`: several arrays' runs of one spec side by side, as CSV, XLSX and HTML.
+
+Built from the results store, so a bake-off can be rebuilt at any time from
+the runs it holds. Each run's labs are its columns (one per array). The first
+column (or --reference) is the reference = 100. Runs
+not judged by the same spec, profile, engine and engine version, or whose shared
+run points ran different workloads, are refused with one line naming the
+difference; what differs without changing the workload heads the report.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+
+from iogate.results.bakeoff import build_bakeoff
+from iogate.results.bakeoff_output import write_all
+from iogate.results.store import DEFAULT_STORE_PATH, ResultsStore, StoreError
+
+
+def main(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(prog="iogate bakeoff", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", nargs="+", required=True, metavar="RUN",
+                        help="run ids to compare: two or more, or one run of several labs (each lab a column)")
+    parser.add_argument("--reference", default=None, metavar="RUN",
+                        help="the reference (= 100): a run id, a lab name or a column label (default: the first column)")
+    parser.add_argument("--store", default=str(DEFAULT_STORE_PATH), help="results SQLite (default .iogate/results.sqlite)")
+    parser.add_argument("--out", default=None, help="output directory (default exports/<reference run>)")
+    args = parser.parse_args(list(argv))
+    store_path = Path(args.store)
+    if not store_path.exists():
+        raise StoreError(f"results store {store_path} does not exist (run the suite first)")
+    bakeoff = build_bakeoff(ResultsStore(store_path), args.runs, args.reference)
+    reference_run = next(c.run_id for c in bakeoff.contenders if c.label == bakeoff.reference)
+    out = Path(args.out) if args.out else Path("exports") / reference_run
+    for line in bakeoff.differences:
+        print(f"differs (workload unchanged): {line}")
+    for path in write_all(bakeoff, out):
+        print(f"{path}: {len(bakeoff.rows)} row(s), {len(bakeoff.labels)} arrays, reference {bakeoff.reference}")
+    return 0
