@@ -16,10 +16,11 @@ from __future__ import annotations
 import pytest
 
 from criteria.spec import Check
-from fixtures.stash import POINTS, MeasuredPoint
+from fixtures.stash import POINTS, MeasuredPoint, facts
 from iogate.errors import LabFileError
 from iogate.metrics.generator import GENERATOR_CPU_BUSY_MAX_PCT, saturated_hosts
 from iogate.results.compare import regression_verdicts
+from iogate.results.run_context import run_context
 from iogate.results.store import ResultsStore, RunPoint, metrics_from_run
 from iogate.verdict import Verdict
 from plugins.options import CONFIG_KEY
@@ -58,6 +59,9 @@ def after_test(item: pytest.Item, run_id: str, verdicts: list[Verdict]) -> list[
         return []
     iogate_config = config.stash[CONFIG_KEY]
     store = _store(config)
+    # What a bake-off compares runs by (iogate/results/bakeoff_guard.py): spec, profile, engine and its version.
+    store.set_run_context(run_id, run_context(spec_path=iogate_config.spec.path, profile=iogate_config.profile.name,
+                                              engine=iogate_config.lab.engine, facts=facts(config)))
     measured = [(f"{item.nodeid}::{point.name}", point, metrics_from_run(point.result)) for point in points]
     added: list[Verdict] = []
     if iogate_config.baseline:
