@@ -320,7 +320,9 @@ def delete_object(api: ApiCaller, client: Any, attrs: dict[str, Any]) -> str | N
         return f"unmapped {what}"
     if obj_type == "snapshot":
         path = attrs["path"]
-        listed = list_all(api, client, "snapshots", f"snapshot {name}", path=path, name__contains=name, tenant_id=tenant_id)
+        # By name alone: the path a VMS stores may carry a trailing slash (the CSI sends one), and a lookup that
+        # misses is taken for "gone"; the run-prefixed name is unique.
+        listed = list_all(api, client, "snapshots", f"snapshot {name}", name__contains=name, tenant_id=tenant_id)
         found = _one(listed, "name", name)
         if found is None:
             return None

@@ -3,7 +3,12 @@ the VMS 5.5 OpenAPI description (selftests/vendors/fake_vast.py)."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -331,3 +336,46 @@ def test_an_iscsi_protocol_in_a_vast_lab_is_refused_at_its_line(tmp_path: Path, 
     broken.write_text(EXAMPLE.read_text().replace("connector: nvme-tcp}", "connector: iscsi}"))
     with pytest.raises(IOGateError, match=r"cannot export volumes over 'iscsi'"):
         load_lab(broken)
+
+
+# -- a run killed after provisioning: `iogate cleanup` in a fresh process removes it all ---------------------------
+CHILD = """
+import json, sys, time
+from iogate.arrays import vast, vendor_base
+from iogate.lab import ArrayConfig, HostConfig, Lab, ProtocolConfig
+from iogate.run import Run
+options, initiators, workdir = json.loads(sys.argv[1])
+vendor_base.read_initiator_ids = lambda lab: initiators
+lab = Lab(name="crash", array=ArrayConfig(name="crash", driver="vast", options=options), hosts=[HostConfig(name="h1")],
+          protocols=[ProtocolConfig(name="nvme-tcp", connector="nvme-tcp")], workdir=workdir)
+array = vast.Vast(lab, Run.start(workdir, "crash"))
+array.setup()
+volume = array.create_volume("vol0", 1 << 30)
+array.create_volume("vol1", 1 << 30, export="nfs")
+array.snapshot_create(volume, "s1")
+print("provisioned", flush=True)
+time.sleep(600)
+"""
+
+
+def test_cleanup_after_sigkill_leaves_nothing_on_the_array(tmp_path: Path, server: ContractServer, array: FakeVast, canary: str) -> None:
+    repo, workdir = Path(__file__).resolve().parents[2], tmp_path / "work"
+    env = {**os.environ, PASSWORD_ENV: canary}
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, json.dumps([options(server), INITIATORS, str(workdir)])],
+        cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        line = child.stdout.readline() if child.stdout else ""
+        assert line.strip() == "provisioned", child.stderr.read() if child.stderr else ""
+        assert array.views and array.volumes and array.mappings and array.snapshots and array.quotas
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=30)
+    done = subprocess.run(
+        [sys.executable, "-m", "iogate", "cleanup", "--workdir", str(workdir)],
+        cwd=repo, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert nothing_left(array) == {}
+    assert canary not in done.stdout + done.stderr
