@@ -163,12 +163,18 @@ def _caller(array: str, options: VastOptions, client: Any) -> ApiCaller:
     return ApiCaller(array, options, classify)
 
 
-def list_all(api: ApiCaller, client: Any, resource: str, what: str, *, paged: bool = True, **filters: Any) -> list[dict[str, Any]]:
+# The lists both descriptions (VMS 5.3.0 and 5.5) give page and page_size; 5.5 adds them to volumes, blockhosts
+# and blockmappings, which 5.3.0 lists whole (asked without page_size, any list is answered whole).
+PAGED = frozenset({"views", "quotas", "snapshots"})
+
+
+def list_all(api: ApiCaller, client: Any, resource: str, what: str, **filters: Any) -> list[dict[str, Any]]:
     """Every item of `GET /<resource>/`, read to the last page (see the module docstring), retried as a read.
 
-    `paged`: the description declares page_size for this list (else the array answers it whole, and an
-    envelope it sends anyway is followed with `page` alone)."""
-    page_size = api.options.page_size
+    A list in PAGED is asked page by page; another is asked whole, and an envelope the array sends
+    anyway is followed with `page` alone."""
+    page_size = api.options.page_size  # type: ignore[attr-defined]
+    paged = resource in PAGED
 
     def fetch() -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []
@@ -262,7 +268,7 @@ def delete_object(api: ApiCaller, client: Any, attrs: dict[str, Any]) -> str | N
         raise ArrayError(f"array {api.array}: refusing to delete {obj_type} {name}: not named with this run's prefix {prefix}")
     tenant_id = api.options.tenant_id  # type: ignore[attr-defined]
     if obj_type == "view_policy":
-        found = _one(list_all(api, client, "viewpolicies", f"view policy {name}", paged=False, name=name), "name", name)
+        found = _one(list_all(api, client, "viewpolicies", f"view policy {name}", name=name), "name", name)
         if found is None:
             return None
         api.call("DELETE /viewpolicies/{id}/", f"view policy {name}", lambda: client.viewpolicies[str(found["id"])].delete())
@@ -382,7 +388,7 @@ class Vast(VendorDriver):
     # -- lifecycle --------------------------------------------------------------------
     def _discover(self) -> set[Capability]:
         cluster = self._cluster()
-        pools = list_all(self.api, self._conn, "vippools", f"VIP pool {self.options.vip_pool}", paged=False)
+        pools = list_all(self.api, self._conn, "vippools", f"VIP pool {self.options.vip_pool}")
         pool = _one(pools, "name", self.options.vip_pool)
         if pool is None:
             raise ArrayError(f"array {self.lab.array.name}: no VIP pool {self.options.vip_pool!r} (the lab's vip_pool)")
@@ -403,7 +409,7 @@ class Vast(VendorDriver):
         return {Capability.SNAPSHOT}
 
     def _cluster(self) -> dict[str, Any]:
-        clusters = list_all(self.api, self._conn, "clusters", "cluster", paged=False)
+        clusters = list_all(self.api, self._conn, "clusters", "cluster")
         if len(clusters) != 1:
             raise ArrayError(
                 f"array {self.lab.array.name}: GET /clusters/ listed {len(clusters)} clusters, expected the one this VMS manages"

@@ -20,6 +20,7 @@ from selftests.vendors.contract_openapi import OpenApiContract
 from selftests.vendors.server import Reply, Request
 
 SPEC = Path("/work/shared/specs/vast-data/vms-api-5.5-go-vast-client-3ce13e9.json")
+SPEC_530 = Path("/work/shared/specs/vast-data/vms-api-5.3.0-terraform-provider-0b20f07.json")
 BASE = "/api/latest"
 ENVELOPE = {"count", "next", "previous", "results"}
 
@@ -31,8 +32,8 @@ def load_json_spec(path: Path) -> dict[str, Any]:
 
 
 class VastContract(OpenApiContract):
-    def __init__(self) -> None:
-        super().__init__(load_json_spec(SPEC), base_path=BASE, error_schema="#/components/schemas/ErrorResponse")
+    def __init__(self, spec: Path = SPEC) -> None:
+        super().__init__(load_json_spec(spec), base_path=BASE, error_schema="#/components/schemas/ErrorResponse")
 
     def check_response(self, request: Request, reply: Reply) -> list[str]:
         body = reply.body
@@ -50,7 +51,8 @@ def _q(request: Request, key: str) -> str | None:
 class FakeVast:
     """The array: state by kind, keyed by id; faults and lies switched on by the tests."""
 
-    def __init__(self, password: str, user: str = "admin") -> None:
+    def __init__(self, password: str, user: str = "admin", version: str = "5.5") -> None:
+        self.version = version  # 5.3.0: a Volume has no state or full_path
         self.basic = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
         self.token = f"Api-Token {password}"
         self.credentials_valid = True
@@ -92,13 +94,17 @@ class FakeVast:
         self.next_id += 1
         return self.next_id
 
-    @staticmethod
-    def _error(status: int, detail: str) -> Reply:
+    def _error(self, status: int, detail: str) -> Reply:
         return Reply(status, {"detail": detail})
 
-    @staticmethod
-    def _json(status: int, body: Any) -> Reply:
+    def _json(self, status: int, body: Any) -> Reply:
+        if self.version == "5.3.0":
+            body = [self._v530(b) for b in body] if isinstance(body, list) else self._v530(body)
         return Reply(status, body)  # the server sends Content-Type: application/json with any body
+
+    @staticmethod
+    def _v530(body: Any) -> Any:
+        return {k: v for k, v in body.items() if k not in ("state", "full_path")} if isinstance(body, dict) and "nguid" in body else body
 
     def _list(self, request: Request, items: list[dict[str, Any]]) -> Reply:
         if "page_size" not in request.query:

@@ -24,7 +24,7 @@ from iogate.lab.support import served_connectors
 from iogate.run import Run
 from iogate.run.resources import release_all
 from selftests.vendors.conftest import INITIATORS, PASSWORD_ENV, make_lab
-from selftests.vendors.fake_vast import BASE, FakeVast, VastContract
+from selftests.vendors.fake_vast import BASE, SPEC_530, FakeVast, VastContract
 from selftests.vendors.refusals import assert_refusals
 from selftests.vendors.server import ContractServer, Fault, Reply, Request
 
@@ -156,6 +156,21 @@ def test_the_data_reduction_ratio_is_evidence_of_the_cluster_and_of_each_view(dr
     assert evidence["logical_space_in_use_bytes"] == 32 << 40 and evidence["physical_space_in_use_bytes"] == 10 << 40
     assert evidence["views"] == {"vol0": {"logical_bytes": 4 << 30, "physical_bytes": 1 << 30}}
     driver.teardown()
+
+
+def test_every_call_of_a_lifecycle_is_described_in_vms_5_3_0_too(
+    tmp_path: Path, canary: str, run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    array = FakeVast(canary, version="5.3.0")  # its Volume has no state or full_path
+    with ContractServer(array, VastContract(SPEC_530), tmp_path) as older:
+        driver = make_driver(tmp_path, older, run, monkeypatch)
+        volume = driver.create_volume("vol0", 1 << 30)
+        driver.snapshot_create(volume, "s1")
+        driver.create_volume("vol1", 1 << 30, export="nfs")
+        driver.data_reduction()
+        driver.teardown()
+    assert nothing_left(array) == {} and len(older.log) > 20
+    assert older.violations == [], "requests or responses outside the VMS 5.3.0 description:\n" + "\n".join(older.violations)
 
 
 # -- refusals ----------------------------------------------------------------------------------------------------
