@@ -381,10 +381,6 @@ class Vast(VendorDriver):
         self._data_address = ""
         self._pool_id: int | None = None
 
-    @classmethod
-    def lab_problems(cls, lab: Lab, options: Any) -> list[tuple[tuple[str | int, ...], str]]:
-        return []
-
     # -- lifecycle --------------------------------------------------------------------
     def _discover(self) -> set[Capability]:
         cluster = self._cluster()
