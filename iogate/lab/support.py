@@ -33,6 +33,7 @@ SDKS: dict[str, tuple[str, str]] = {
     "ontap": ("netapp_ontap", "netapp-ontap"),
     "pure": ("pypureclient", "py-pure-client"),
     "powerstore": ("PyPowerStore", "PyPowerStore"),
+    "vast": ("vastpy", "vastpy"),
 }
 
 
@@ -47,7 +48,8 @@ def served_connectors(driver_name: str, driver: Any) -> frozenset[str] | None:
     from iogate.arrays.rest_common import PROTOCOL_OF_CONNECTOR
 
     maps_over = getattr(driver, "maps_over", ())
-    return frozenset(c for c, protocol in PROTOCOL_OF_CONNECTOR.items() if not maps_over or protocol in maps_over)
+    files = frozenset(getattr(driver, "file_connectors", ()))  # file exports a vendor driver makes (vast: NFS views)
+    return files | frozenset(c for c, protocol in PROTOCOL_OF_CONNECTOR.items() if not maps_over or protocol in maps_over)
 
 
 def block_protocol(connector: str) -> str | None:
