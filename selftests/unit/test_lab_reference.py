@@ -61,7 +61,7 @@ def test_schema_names_every_lab_key_and_each_driver_and_connector() -> None:
     assert set(schema["properties"]) == set(Lab.model_fields) - {"path"}
     assert schema["additionalProperties"] is False
     drivers = {rule["if"]["properties"]["driver"]["const"] for rule in schema["$defs"]["ArrayConfig"]["allOf"]}
-    assert drivers == {"local", "linux_target", "static", "ontap", "pure", "powerstore"}
+    assert drivers == {"local", "linux_target", "static", "ontap", "pure", "powerstore", "vast"}
     iscsi = schema["$defs"]["connector_iscsi_options"]["properties"]
     assert "chap_user" in iscsi and iscsi["chap_user"]["description"]
 
