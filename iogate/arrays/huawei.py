@@ -114,7 +114,6 @@ class DeviceManager:
         self.options = options
         self.base = f"https://{options.host}:{options.port or DEFAULT_PORT}/deviceManager/rest"
         self.http = requests.Session()  # keeps the session cookie set at login, as Huawei's clients do
-        self.http.verify = options.verify_tls
         self.device_id = ""
         self.token = ""
 
@@ -150,7 +149,9 @@ class DeviceManager:
         headers = {"Content-Type": "application/json", "Connection": "keep-alive"}
         if self.token:
             headers["iBaseToken"] = self.token
-        response = self.http.request(method, url, json=body, headers=headers, timeout=self.options.timeout_s)
+        # verify per request: a Session's own verify loses to REQUESTS_CA_BUNDLE in the environment.
+        timeout, verify = self.options.timeout_s, self.options.verify_tls
+        response = self.http.request(method, url, json=body, headers=headers, timeout=timeout, verify=verify)
         response.raise_for_status()
         envelope = response.json()
         error = envelope.get("error") if isinstance(envelope, dict) else None
@@ -184,7 +185,7 @@ def classify(exc: BaseException) -> Failure:
     if isinstance(exc, requests.HTTPError) and exc.response is not None:
         return Failure(exc.response.status_code, exc.response.reason or "HTTP error")
     if isinstance(exc, requests.ConnectionError):
-        return Failure(None, "connection failed")
+        return Failure(None, f"connection failed: {exc}")
     if isinstance(exc, ValueError):
         return Failure(200, "the reply is not JSON")
     return Failure(None, type(exc).__name__)

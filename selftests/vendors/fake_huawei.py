@@ -120,7 +120,7 @@ def parse(text: str) -> tuple[list[Call], set[str]]:
         if "same body" in line:
             fields |= previous_fields
         keys = _query_keys(ticks)
-        row_methods = [m for m in re.findall(r"\b(GET|POST|PUT|DELETE)\b", cells[1]) if re.fullmatch(r"[A-Z /]+", cells[1])]
+        row_methods = re.findall(r"\b(GET|POST|PUT|DELETE)\b", cells[1]) if "`" not in cells[1] else []  # "DELETE (with body)"
         found: list[tuple[str, str]] = []
         last = ""
         for index, cell in enumerate(cells):
@@ -278,11 +278,11 @@ class FakeHuawei:
             return fail(-401, "unauthorized")
         if device != self.serial:
             return fail(PARAMETER_ERROR, f"no device {device}")
+        if request.method != "GET":
+            self.writes.append(f"{request.method} {path}")  # every write that reached the array with a valid session
         code = self.fail_next.pop((request.method, path), None)
         if code is not None:
             return fail(code, "injected error")
-        if request.method != "GET":
-            self.writes.append(f"{request.method} {path}")
         query = {k: v[0] for k, v in request.query.items()}
         parts = path.strip("/").split("/")
         handler = getattr(self, f"_{parts[0].lower()}", None)
@@ -389,7 +389,7 @@ class FakeHuawei:
         if host is None:
             return fail(1077937498, f"host {rest[0]} does not exist")
         if method == "DELETE":
-            if self.bound().values().__contains__(host["ID"]) or any(m["hostId"] == host["ID"] for m in self.mappings):
+            if host["ID"] in self.bound().values() or any(m["hostId"] == host["ID"] for m in self.mappings):
                 return fail(PARAMETER_ERROR, "the host has initiators or mappings")
             if any(host["ID"] in g["hosts"] for g in self.hostgroups.values()):
                 return fail(PARAMETER_ERROR, "the host is in a host group")
