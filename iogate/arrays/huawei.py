@@ -31,8 +31,8 @@ from pydantic import BaseModel, Field
 
 from iogate.arrays.base import ArraySample, Capability, Snapshot, Volume, check_window
 from iogate.arrays.exports import NfsExport
-from iogate.arrays.rest_common import ApiCaller, Failure, IncompleteList, redact_sdk_logs
-from iogate.arrays.vendor_base import FixedTargetOptions, OwnedVolume, VendorDriver, VendorSdk, register_vendor_remover
+from iogate.arrays.rest_common import ApiCaller, Failure, IncompleteList, redact_sdk_logs, register_object_remover
+from iogate.arrays.vendor_base import FixedTargetOptions, OwnedVolume, VendorDriver, VendorSdk
 from iogate.errors import ArrayError
 from iogate.lab import DeviceIdentity, QoS
 from iogate.run.ledger import Entry
@@ -133,6 +133,8 @@ class DeviceManager:
 
     def logout(self) -> None:
         """Best effort: a session that ended already has nothing to close."""
+        if not self.token:
+            return
         try:
             self._send("DELETE", f"{self.base}/{self.device_id}/sessions")
         except Exception:
@@ -458,6 +460,8 @@ class Huawei(VendorDriver):
         for _, entry in list(self._hosts.values()):
             self._delete(entry)
         self._hosts.clear()
+        if self._conn is not None:
+            self.dm.logout()  # arrays limit the sessions a user may hold: close ours (the next call logs in again)
 
     # -- hosts ---------------------------------------------------------------------------------
     def _made(self, entry: Entry, call: str, what: str, method: str, path: str, body: Any) -> dict[str, Any]:
@@ -728,7 +732,17 @@ class Huawei(VendorDriver):
                             read_latency_us=figures[2], write_latency_us=figures[3], note=LATENCY_NOTE)]
 
 
-register_vendor_remover(Huawei)
+def _remove(options: dict[str, Any], attrs: dict[str, Any]) -> str | None:
+    """`iogate cleanup`'s remover (register_vendor_remover's, plus a logout: one session per journalled object otherwise)."""
+    parsed = HuaweiOptions.model_validate(options)
+    dm = connect(parsed)
+    try:
+        return delete_object(_caller(f"{DRIVER} {parsed.management}", parsed, dm), dm, attrs)
+    finally:
+        dm.logout()
+
+
+register_object_remover(DRIVER, _remove)
 
 
 def _flag(value: bool) -> str:

@@ -232,6 +232,7 @@ class FakeHuawei:
         self.username, self.password, self.serial = username, password, serial
         self.tokens: set[str] = set()
         self.logins = 0
+        self.logouts = 0
         self._ids = itertools.count(1)
         self.pools = [{"ID": "0", "NAME": "StoragePool001", "TYPE": 216, "USAGETYPE": "1"}]
         self.luns: dict[str, dict[str, Any]] = {}
@@ -598,4 +599,5 @@ class FakeHuawei:
         return ok(self.clients[client_id])
 
     def _sessions(self, method: str, rest: list[str], body: dict[str, Any], query: dict[str, str]) -> Reply:
+        self.logouts += 1
         return ok()

@@ -103,6 +103,7 @@ def test_iscsi_volume_is_a_lun_in_sectors_mapped_directly_and_torn_down(driver: 
     driver.teardown()
     assert nothing_left(array) == {}
     assert driver.run.ledger.open_entries() == []
+    assert array.logouts == 1  # the session is closed: arrays limit the sessions a user may hold
 
 
 def test_nvme_volume_is_identified_by_its_nguid_and_binds_the_host_nqn(driver: huawei.Huawei, array: FakeHuawei) -> None:
@@ -417,6 +418,7 @@ def test_half_done_provisioning_leaks_nothing_after_cleanup_in_a_fresh_process(
     )
     assert done.returncode == 0, done.stderr
     assert nothing_left(array) == {}
+    assert array.logouts == array.logins - 1  # cleanup closed each session it opened (the driver's own is still open)
     ledger, _ = Ledger.load(run.ledger.path)
     assert ledger.open_entries() == []
     assert canary not in done.stdout + done.stderr
@@ -506,3 +508,9 @@ def test_the_example_lab_loads_with_its_secret_set(monkeypatch: pytest.MonkeyPat
     assert lab.array.driver == "huawei" and lab.array.options["password"] == f"${{env:{name}}}"
     assert [h.name for h in lab.hosts] == ["host1", "host2"]
     assert [p.connector for p in lab.protocols] == ["iscsi", "nvme-tcp"]
+
+
+def test_lab_check_lets_the_driver_serve_nfs_besides_the_block_protocols() -> None:
+    from iogate.lab.support import served_connectors
+
+    assert served_connectors("huawei", huawei.Huawei) == {"iscsi", "multipath", "nvme-tcp", "nvme_tcp", "fc", "nfs"}
