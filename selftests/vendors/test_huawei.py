@@ -514,3 +514,17 @@ def test_lab_check_lets_the_driver_serve_nfs_besides_the_block_protocols() -> No
     from iogate.lab.support import served_connectors
 
     assert served_connectors("huawei", huawei.Huawei) == {"iscsi", "multipath", "nvme-tcp", "nvme_tcp", "fc", "nfs"}
+
+
+def make_view_driver(tmp_path: Path, server: ContractServer, run: Run, monkeypatch: pytest.MonkeyPatch, **extra: Any) -> huawei.Huawei:
+    return make_driver(tmp_path, server, run, monkeypatch, mapping="view", **extra)
+
+
+# The view model's mapping = the LUN joins the host's LUN group: the same three failures, cleaned up from the journal
+# (mapping view, LUN group, host group, initiator binding, host, LUN, each found again by its name).
+test_a_failed_view_mapping_names_the_call_is_not_repeated_and_leaks_nothing = failed_mapping_test(
+    make_view_driver,
+    r"/lungroup/associate$",
+    error=r"POST /lungroup/associate lun \S+vol0 host \S+h1-iscsi lungroup \S+",  # a name longer than 31 characters: shortened with a hash
+    leftovers=nothing_left,
+)
