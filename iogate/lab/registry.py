@@ -21,6 +21,7 @@ ARRAY_DRIVERS: dict[str, str] = {
     "ontap": "iogate.arrays.ontap:Ontap",
     "pure": "iogate.arrays.pure:Pure",
     "vast": "iogate.arrays.vast:Vast",
+    "huawei": "iogate.arrays.huawei:Huawei",
 }
 
 CONNECTORS: dict[str, str] = {

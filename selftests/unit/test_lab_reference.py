@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 
 from iogate.lab import reference
 from iogate.lab.model import Lab
+from iogate.lab.registry import ARRAY_DRIVERS
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "labs" / "examples").glob("*.yaml"))
@@ -61,7 +62,7 @@ def test_schema_names_every_lab_key_and_each_driver_and_connector() -> None:
     assert set(schema["properties"]) == set(Lab.model_fields) - {"path"}
     assert schema["additionalProperties"] is False
     drivers = {rule["if"]["properties"]["driver"]["const"] for rule in schema["$defs"]["ArrayConfig"]["allOf"]}
-    assert drivers == {"local", "linux_target", "static", "ontap", "pure", "powerstore", "vast"}
+    assert drivers == {"local", "linux_target", "static", "ontap", "pure", "powerstore", "vast", "huawei", "hitachi"}
     iscsi = schema["$defs"]["connector_iscsi_options"]["properties"]
     assert "chap_user" in iscsi and iscsi["chap_user"]["description"]
 
