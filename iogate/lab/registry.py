@@ -20,6 +20,7 @@ ARRAY_DRIVERS: dict[str, str] = {
     "powerstore": "iogate.arrays.powerstore:PowerStore",
     "ontap": "iogate.arrays.ontap:Ontap",
     "pure": "iogate.arrays.pure:Pure",
+    "hitachi": "iogate.arrays.hitachi:Hitachi",
 }
 
 CONNECTORS: dict[str, str] = {
