@@ -42,9 +42,9 @@ class HitachiOptions(VendorOptions):
     # /objects/storages/<id>/...; left out for the array's embedded REST (/objects/...).
     storage_device_id: str | None = None
     pool_id: int = Field(ge=0)  # the DP pool the run's LDEVs are made in
-    # The LDEV ids the run may use, first and last (inclusive): the first free one is taken for each volume.
-    ldev_id_first: int = Field(ge=0)
-    ldev_id_last: int = Field(ge=0)
+    ldev_id_first: int = Field(ge=0)  # the first LDEV id the run may use (each volume takes the first free id of the range)
+    ldev_id_last: int = Field(ge=0)  # the last LDEV id the run may use (inclusive)
+    # dataReductionMode of the run's LDEVs; the pool's and array's ratios are read as evidence
     data_reduction_mode: Literal["disabled", "compression", "compression_deduplication"] = "disabled"
     snapshot_pool_id: int | None = None  # the Thin Image (HTI) pool; snapshots are offered only with one
     host_mode: str = "LINUX/IRIX"  # hostMode of the host groups the run makes
@@ -53,7 +53,7 @@ class HitachiOptions(VendorOptions):
     iscsi_port: str | None = None  # the iSCSI target port (e.g. CL1-B); its address is read from the array
     nvm_subsystem_id: int | None = None  # an existing NVM subsystem, with its NVMe/TCP ports, that gets the run's namespaces
     nvme_traddr: str | None = None  # address of an NVMe/TCP port of that subsystem
-    nvme_trsvcid: str = "4420"
+    nvme_trsvcid: str = "4420"  # TCP port of that NVMe/TCP port
     nvme_subsys_nqn: str | None = None  # that subsystem's NQN
     job_poll_s: float = Field(default=1.0, ge=0)  # seconds between two reads of a job's state
     job_timeout_s: float = Field(default=600.0, gt=0)  # the longest one job (a write) may take

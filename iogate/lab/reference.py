@@ -150,7 +150,7 @@ def default_text(cls: type[BaseModel], name: str) -> str:
 
 @cache
 def _example_options(driver: str) -> dict[str, Any]:
-    path = ROOT / EXAMPLE_LABS[driver]
+    path = ROOT / EXAMPLE_LABS.get(driver, f"labs/examples/{driver}.yaml")  # a vendor driver's example lab, by its name
     data = yaml.safe_load(path.read_text()) if path.exists() else {}
     return dict((data or {}).get("array", {}).get("options", {}) or {})
 

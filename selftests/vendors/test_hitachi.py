@@ -505,3 +505,30 @@ def test_a_driver_call_outside_the_spec_is_caught_by_the_server(driver: hitachi.
         pass
     assert server.violations == ["GET /ConfigurationManager/v1/objects/storage-pools: no such call in endpoints.md"]
     server.violations.clear()
+
+
+# -- the example lab ---------------------------------------------------------------------------------------
+EXAMPLE = Path(__file__).resolve().parents[2] / "labs" / "examples" / "hitachi.yaml"
+
+
+def test_the_example_lab_passes_the_offline_lab_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HITACHI_PASSWORD", "example-secret-value")
+    from iogate.lab.check import check
+
+    ok, lines = check(EXAMPLE)
+    assert ok, "\n".join(lines)
+    assert any("skip     test_dedupe_during_load: array driver hitachi lacks capability dedupe" in line for line in lines)
+
+
+def test_the_example_lab_refuses_an_inline_password_with_file_and_line(tmp_path: Path) -> None:
+    from iogate.errors import LabFileError
+    from iogate.lab import load_lab
+
+    lines = EXAMPLE.read_text().splitlines()
+    (number,) = [i for i, line in enumerate(lines) if line.strip().startswith("password:")]
+    lines[number] = "    password: Sup3rSecret-inline"
+    broken = tmp_path / "hitachi.yaml"
+    broken.write_text("\n".join(lines) + "\n")
+    with pytest.raises(LabFileError) as refused:
+        load_lab(broken)
+    assert f"{broken} line {number + 1}" in str(refused.value) and "Sup3rSecret-inline" not in str(refused.value)
