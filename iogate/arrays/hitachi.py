@@ -11,8 +11,10 @@ outlasts job_timeout_s is an ArrayError naming the job and the object). Snapshot
 Image pair in the lab's snapshot pool, split at once (autoSplit); restore = its restore
 action. The LDEVs get the lab's dataReductionMode; the pool's and array's efficiency ratios
 are evidence (`data_reduction_evidence`). Sessions: Basic login -> `Session <token>`, a 401
-logs in again once. Written against ../shared/specs/hitachi/endpoints.md (section A); the
-HNAS file API (section C) is not driven: see docs/drivers/hitachi.md.
+logs in again once. NFS (the `nfs` connector): an HNAS / VSP One File file system in the
+lab's storage pool, mounted and exported from the lab's EVS as /<label> (section C of the
+description, X-Api-Key); HNAS snapshots and dedupe are CLI-only and refused. Written against
+../shared/specs/hitachi/endpoints.md (sections A and C); see docs/drivers/hitachi.md.
 """
 
 from __future__ import annotations
@@ -25,11 +27,11 @@ import requests
 from pydantic import BaseModel, Field, model_validator
 
 from iogate.arrays.base import Capability, Snapshot, Volume
-from iogate.arrays.exports import FcExport, IscsiExport, NvmeTcpExport
+from iogate.arrays.exports import FcExport, IscsiExport, NfsExport, NvmeTcpExport
 from iogate.arrays.rest_common import ApiCaller, Failure, IncompleteList, VendorOptions, protocol_of, redact_sdk_logs
 from iogate.arrays.vendor_base import OwnedVolume, VendorDriver, VendorSdk, register_vendor_remover
 from iogate.errors import ArrayError
-from iogate.lab import DeviceIdentity, Lab, QoS
+from iogate.lab import DeviceIdentity, Lab, QoS, secrets
 from iogate.run.ledger import Entry
 
 DRIVER = "hitachi"
@@ -55,6 +57,13 @@ class HitachiOptions(VendorOptions):
     nvme_traddr: str | None = None  # address of an NVMe/TCP port of that subsystem
     nvme_trsvcid: str = "4420"  # TCP port of that NVMe/TCP port
     nvme_subsys_nqn: str | None = None  # that subsystem's NQN
+    # HNAS / VSP One File: NFS exports of file systems (the `nfs` connector); all five are needed for it.
+    hnas_management: str | None = None  # host[:port] of the HNAS / VSP One File REST (SMU or node; port 8444 when none is given)
+    hnas_api_key: str | None = None  # its API key, by reference (${env:NAME} or ${file:PATH}); sent as X-Api-Key
+    hnas_api_version: Literal["v7", "v8"] = "v7"  # the REST version the SMU serves (/v7/storage or /v8/storage)
+    hnas_virtual_server_id: str | None = None  # the EVS (virtual server) that serves the run's NFS exports
+    hnas_storage_pool_id: str | None = None  # the storage pool the run's file systems are made in
+    nfs_server: str | None = None  # the EVS address the hosts mount the exports from
     job_poll_s: float = Field(default=1.0, ge=0)  # seconds between two reads of a job's state
     job_timeout_s: float = Field(default=600.0, gt=0)  # the longest one job (a write) may take
 
@@ -65,7 +74,16 @@ class HitachiOptions(VendorOptions):
         wrong = [w for ws in self.fc_wwpns.values() for w in ws if len(w) != 16 or any(c not in "0123456789abcdefABCDEF" for c in w)]
         if wrong:
             raise ValueError(f"fc_wwpns: {', '.join(wrong)}: a WWPN is 16 hex digits without separators")
+        if self.hnas_api_key is not None and not secrets.is_reference(self.hnas_api_key):
+            raise ValueError("hnas_api_key: give it by reference, ${env:NAME} or ${file:PATH}, never inline")
         return self
+
+    def api_key(self) -> str:
+        """The HNAS API key (resolved now, registered for redaction)."""
+        try:
+            return secrets.resolve(self.hnas_api_key or "")
+        except secrets.SecretError as exc:
+            raise ArrayError(f"array credentials: {exc}") from None
 
 
 class HitachiError(Exception):
@@ -101,6 +119,14 @@ class Cmrest:
         if options.storage_device_id:
             self.objects += f"/storages/{options.storage_device_id}"
         self.session_id = ""
+        self._nas: Hnas | None = None
+
+    @property
+    def nas(self) -> Hnas:
+        """The HNAS REST of the lab (made on first use: a lab without NFS never needs its key)."""
+        if self._nas is None:
+            self._nas = Hnas(self.options)
+        return self._nas
 
     def login(self) -> None:
         """POST sessions with Basic credentials -> {token, sessionId}; later calls send `Session <token>`."""
@@ -149,6 +175,48 @@ class Cmrest:
         if not response.content:
             return None
         return response.json()
+
+
+class Hnas:
+    """The HNAS / VSP One File REST (endpoints.md section C): `https://<host>:8444/v7|v8/storage/`, X-Api-Key on
+    every call; success is 200/201/204, an error body is {errorMsg, errorDetail: {message}}."""
+
+    def __init__(self, options: HitachiOptions) -> None:
+        self.options = options
+        host = options.hnas_management or ""
+        self.base = f"https://{host if ':' in host else host + ':8444'}/{options.hnas_api_version}/storage"
+        self.http = requests.Session()
+        self.http.verify = options.verify_tls
+        self.http.trust_env = False
+        self.http.headers.update({"X-Api-Key": options.api_key(), "Accept": "application/json"})
+
+    def send(self, method: str, path: str, body: Any = None, **query: Any) -> Any:
+        headers = {"Content-Type": "application/json"} if body is not None else {}
+        response = self.http.request(
+            method, f"{self.base}/{path}", json=body, params=query or None, headers=headers, timeout=self.options.timeout_s
+        )
+        if response.status_code >= 400:
+            try:
+                payload = response.json()
+            except ValueError:
+                payload = {}
+            detail = payload.get("errorDetail") if isinstance(payload, dict) else None
+            reason = " ".join(str(x) for x in (
+                payload.get("errorMsg") if isinstance(payload, dict) else "",
+                detail.get("message") if isinstance(detail, dict) else "",
+            ) if x) or response.reason
+            raise HitachiError(response.status_code, reason)
+        return response.json() if response.content else None
+
+
+def items_of(answer: Any) -> list[dict[str, Any]]:
+    """The items of an HNAS list: the answer's one list (endpoints.md does not name its key); anything else is refused."""
+    if isinstance(answer, list):
+        return answer
+    lists = [v for v in answer.values() if isinstance(v, list)] if isinstance(answer, dict) else []
+    if len(lists) != 1:
+        raise IncompleteList("the HNAS answer holds no single list of items")
+    return lists[0]
 
 
 def classify(exc: BaseException) -> Failure:
@@ -297,6 +365,26 @@ def delete_object(api: ApiCaller, conn: Cmrest, attrs: dict[str, Any]) -> str | 
             pair_id = f"{pvol},{pair['muNumber']}"
             run_job(api, conn, "DELETE /snapshots/{id}", f"snapshot {pair_id} ({name})", "DELETE", f"snapshots/{pair_id}", None)
         return f"deleted snapshot {name} of ldev {pvol}" if mine else None
+    if obj_type == "nfs_export":
+        evs = attrs["virtual_server"]
+        shares = api.call("GET /virtual-servers/{id}/nfs", f"nfs export {name}",
+                          lambda: items_of(conn.nas.send("GET", f"virtual-servers/{evs}/nfs", name=f"/{name}")), idempotent=True)
+        mine = [x for x in shares if x.get("name") == f"/{name}"]
+        for share in mine:
+            share_id = share["objectId"]
+            api.call("DELETE /filesystem-shares/nfs/{id}", f"nfs export {name}",
+                     lambda share_id=share_id: conn.nas.send("DELETE", f"filesystem-shares/nfs/{share_id}"))
+        return f"deleted NFS export /{name}" if mine else None
+    if obj_type == "filesystem":
+        found = api.call("GET /filesystems", f"file system {name}", lambda: items_of(conn.nas.send("GET", "filesystems", label=name)),
+                         idempotent=True)
+        mine = [x for x in found if x.get("label") == name]
+        for fs in mine:
+            fs_id = fs["objectId"]
+            api.call("POST /filesystems/{id}/unmount", f"file system {name}",
+                     lambda fs_id=fs_id: conn.nas.send("POST", f"filesystems/{fs_id}/unmount"))
+            api.call("DELETE /filesystems/{id}", f"file system {name}", lambda fs_id=fs_id: conn.nas.send("DELETE", f"filesystems/{fs_id}"))
+        return f"deleted file system {name}" if mine else None
     raise ArrayError(f"array {api.array}: no way to delete a {obj_type} ({name})")
 
 
@@ -310,6 +398,7 @@ class Hitachi(VendorDriver):
     sdk: ClassVar[VendorSdk] = SDK
     Options: ClassVar[type[BaseModel]] = HitachiOptions
     maps_over: ClassVar[tuple[str, ...]] = ("fc", "iscsi", "nvme-tcp")
+    file_connectors: ClassVar[tuple[str, ...]] = ("nfs",)  # an HNAS file system exported over NFS (iogate.lab.support)
     capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.SNAPSHOT, Capability.RESTORE, Capability.COMPRESSION})
     refusals: ClassVar[dict[Capability, str]] = {
         Capability.DEDUPE: (
@@ -342,7 +431,14 @@ class Hitachi(VendorDriver):
             "iscsi": ("iscsi_port",),
             "nvme-tcp": ("nvm_subsystem_id", "nvme_traddr", "nvme_subsys_nqn"),
         }
+        hnas = ("hnas_management", "hnas_api_key", "hnas_virtual_server_id", "hnas_storage_pool_id", "nfs_server")
         for index, protocol in enumerate(lab.protocols):
+            if protocol.connector == "nfs":
+                missing_nas = [n for n in hnas if not getattr(options, n)]
+                if missing_nas:
+                    problems.append((("protocols", index, "connector"),
+                                     f"nfs on the hitachi driver needs array.options {' and '.join(missing_nas)} (HNAS / VSP One File)"))
+                continue
             try:
                 block = protocol_of(protocol.connector, options)
             except ArrayError:
@@ -419,6 +515,8 @@ class Hitachi(VendorDriver):
         return ldev_id
 
     def create_volume(self, name: str, size_bytes: int, qos: QoS | None = None, export: str | None = None) -> Volume:
+        if export == "nfs":
+            return self._create_file_system(name, size_bytes, qos)
         protocol, hosts = self._new_volume(name, qos, export)
         if size_bytes % BLOCK_BYTES:
             raise ArrayError(f"array {self.lab.array.name}: volume {name}: {size_bytes} bytes is not a whole number of 512-byte blocks")
@@ -447,6 +545,39 @@ class Hitachi(VendorDriver):
         # SCSI: VPD 0x83 is the NAA id. NVMe: taken to be the namespace's NGUID (docs/drivers/hitachi.md: to confirm on an array).
         identity = DeviceIdentity(nguid=naa) if protocol == "nvme-tcp" else DeviceIdentity(wwn=f"naa.{naa}")
         owned.volume = Volume(name=name, size_bytes=size_bytes, identity=identity, exports=(export_record,))
+        return owned.volume
+
+    def _create_file_system(self, name: str, size_bytes: int, qos: QoS | None) -> Volume:
+        """An HNAS file system of the volume's size in the lab's storage pool, mounted, exported over NFS as /<label>."""
+        if qos is not None:
+            raise self._refuse(Capability.QOS)
+        if name in self._volumes:
+            raise ArrayError(f"array {self.lab.array.name}: volume {name} exists already")
+        options = self.options
+        if not (options.hnas_management and options.hnas_api_key and options.hnas_virtual_server_id and options.hnas_storage_pool_id
+                and options.nfs_server):
+            raise ArrayError(f"array {self.lab.array.name}: NFS needs the lab's hnas_* options and nfs_server (HNAS / VSP One File)")
+        nas, evs = self._conn.nas, options.hnas_virtual_server_id
+        label = f"{self.prefix}{name}"[:32]
+        what = f"file system {label}"
+        entry = self._journal("filesystem", label)
+        body = {"label": label, "virtualServerId": evs, "storagePoolId": options.hnas_storage_pool_id, "capacity": size_bytes}
+        made = self.api.call("POST /filesystems", what, lambda: nas.send("POST", "filesystems", body)) or {}
+        fs_id = str((made.get("filesystem") or {}).get("objectId") or "")
+        if not fs_id:
+            raise ArrayError(f"array {self.lab.array.name}: POST /filesystems {what}: the answer holds no filesystem.objectId")
+        self.run.ledger.created(entry, fs_id=fs_id)
+        owned = OwnedVolume(volume=Volume(name, size_bytes, DeviceIdentity(serial="pending")), entry=entry, id=fs_id)
+        self._volumes[name] = owned
+        self.api.call("POST /filesystems/{id}/mount", what, lambda: nas.send("POST", f"filesystems/{fs_id}/mount"))
+        share = self._journal("nfs_export", label, virtual_server=evs)
+        owned.maps.append(share)
+        body = {"virtualServerId": evs, "name": f"/{label}", "filesystemId": fs_id, "filesystemPath": "/", "ensurePathExists": True}
+        self.api.call("POST /filesystem-shares/nfs", f"nfs export /{label}", lambda: nas.send("POST", "filesystem-shares/nfs", body))
+        self.run.ledger.created(share)
+        server = options.nfs_server
+        owned.volume = Volume(name=name, size_bytes=size_bytes, identity=DeviceIdentity(nfs_export=f"{server}:/{label}"),
+                              exports=(NfsExport(server=server, path=f"/{label}"),))
         return owned.volume
 
     def _mapping(self, owned: OwnedVolume, obj_type: str, call: str, what: str, path: str, body: dict[str, Any], *, first: bool = False,
@@ -540,6 +671,10 @@ class Hitachi(VendorDriver):
         if Capability.SNAPSHOT not in self.capabilities:
             raise self._refuse(Capability.SNAPSHOT, "the lab names no snapshot_pool_id (a Thin Image pool)")
         owned = self._owned(volume)
+        if owned.entry.attrs["type"] == "filesystem":
+            raise self._refuse(
+                Capability.SNAPSHOT, "HNAS snapshots are CLI-only in public clients; the HNAS REST in endpoints.md only lists them"
+            )
         group = f"{owned.entry.attrs['name']}.{name}"[:32]
         what = f"snapshot {group} of ldev {owned.id}"
         entry = self._journal("snapshot", group, pvol=int(owned.id))

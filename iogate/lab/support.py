@@ -47,7 +47,8 @@ def served_connectors(driver_name: str, driver: Any) -> frozenset[str] | None:
     from iogate.arrays.rest_common import PROTOCOL_OF_CONNECTOR
 
     maps_over = getattr(driver, "maps_over", ())
-    return frozenset(c for c, protocol in PROTOCOL_OF_CONNECTOR.items() if not maps_over or protocol in maps_over)
+    files = set(getattr(driver, "file_connectors", ()))  # connectors of a vendor's file exports (hitachi: HNAS over nfs)
+    return frozenset(c for c, protocol in PROTOCOL_OF_CONNECTOR.items() if not maps_over or protocol in maps_over) | files
 
 
 def block_protocol(connector: str) -> str | None:

@@ -102,6 +102,48 @@ def parse(text: str) -> tuple[list[Row], set[str]]:
     return rows, paging_keys
 
 
+NAS_BASE = re.compile(r"^/v[78]/storage(/.*)$")
+NAS_ERROR_FIELDS = {"errorMsg", "errorDetail", "message"}  # section C: errors
+NAS_SUCCESS = {200, 201, 204}
+
+
+def parse_nas(text: str) -> list[Row]:
+    """The calls of section C (HNAS / VSP One File): paths relative to /v7|v8/storage/."""
+    section = text.split("## C.", 1)[1]
+    rows: list[Row] = []
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if not line.startswith("|") or len(cells) < 4 or not re.search(r"\b(GET|POST|PUT|PATCH|DELETE)\b", cells[1]):
+            continue
+        methods = re.findall(r"\b(GET|POST|PUT|PATCH|DELETE)\b", cells[1])
+        fields = _identifiers(re.findall(r"`([^`]+)`", cells[3]))
+        paths: list[tuple[str, str | None, set[str]]] = []  # (path, the one method it is listed for or None, query keys)
+        last = ""
+        for match in re.finditer(r"(\(|list )?`([^`]+)`", cells[2]):
+            before, token = match.group(1), match.group(2)
+            if token.startswith("{"):
+                fields |= _identifiers([token])
+            elif before == "(" and token.startswith("?") and paths:
+                paths[-1][2].update(_query_keys(token))
+            elif before == "(":
+                fields.add(token)  # "/format (`blockSize`)": a field of the call before it
+            else:
+                path = (last.rsplit("/", 1)[0] + token) if token.startswith("/") else token
+                last = path.split("?", 1)[0]
+                for alternative in _alternatives(last):
+                    paths.append((alternative, "GET" if before == "list " else None, _query_keys(path)))
+        for path, only, query in paths:
+            for method in [only] if only else methods:
+                rows.append(Row(cells[0], method, "/" + path, _regex("/" + path), set(fields), set(query)))
+    return rows
+
+
+def _alternatives(path: str) -> list[str]:
+    """`virtual-servers/<id>/enable|disable` -> both paths."""
+    head, _, tail = path.rpartition("/")
+    return [f"{head}/{t}" if head else t for t in tail.split("|")]
+
+
 def _field_names(body: Any) -> list[str]:
     names: list[str] = []
     if isinstance(body, dict):
@@ -120,7 +162,31 @@ def _header(request: Request, name: str) -> str:
 
 class HitachiContract:
     def __init__(self, text: str | None = None) -> None:
-        self.rows, self.paging_keys = parse(text if text is not None else SPEC.read_text())
+        text = text if text is not None else SPEC.read_text()
+        self.rows, self.paging_keys = parse(text)
+        self.nas_rows = parse_nas(text)
+
+    def _nas_rows(self, request: Request) -> list[Row] | None:
+        """The section C rows of an HNAS request; None for a request that is not one."""
+        match = NAS_BASE.match(request.path)
+        if match is None:
+            return None
+        return [r for r in self.nas_rows if r.method == request.method and r.regex.match(match.group(1))]
+
+    def _check_nas(self, request: Request, rows: list[Row]) -> list[str]:
+        if not rows:
+            return ["no such call in endpoints.md (HNAS)"]
+        problems: list[str] = []
+        if not (_header(request, "X-Api-Key") or (_header(request, "X-Subsystem-User") and _header(request, "X-Subsystem-Password"))):
+            problems.append("neither X-Api-Key nor X-Subsystem-User and X-Subsystem-Password")
+        if request.body is not None and not _header(request, "Content-Type").startswith("application/json"):
+            problems.append("a body without Content-Type: application/json")
+        allowed = set().union(*(r.fields for r in rows))
+        unknown = [n for n in _field_names(request.body) if n not in allowed]
+        problems += [f"body field {n!r} is not one endpoints.md gives for {rows[0].what}" for n in unknown]
+        keys = set().union(*(r.query_keys for r in rows))
+        problems += [f"query key {k!r} is not one endpoints.md gives for {rows[0].what}" for k in request.query if k not in keys]
+        return problems
 
     def _path(self, request: Request) -> str | None:
         if not request.path.startswith(BASE + "/"):
@@ -134,6 +200,9 @@ class HitachiContract:
         return [r for r in self.rows if path is not None and r.method == request.method and r.regex.match(path)]
 
     def check_request(self, request: Request) -> list[str]:
+        nas = self._nas_rows(request)
+        if nas is not None:
+            return self._check_nas(request, nas)
         if self._path(request) is None:
             return [f"not under {BASE}"]
         rows = self._rows(request)
@@ -159,6 +228,14 @@ class HitachiContract:
         return problems
 
     def check_response(self, request: Request, reply: Reply) -> list[str]:
+        nas = self._nas_rows(request)
+        if nas is not None:
+            if not nas:
+                return []
+            if reply.status >= 400:
+                extra = set(reply.body or {}) - NAS_ERROR_FIELDS if isinstance(reply.body, dict) else set()
+                return [f"error body fields {sorted(extra)} are not section C's"] if extra else []
+            return [] if reply.status in NAS_SUCCESS else [f"status {reply.status} is not one of section C's {sorted(NAS_SUCCESS)}"]
         rows = self._rows(request)
         if not rows:
             return []
@@ -204,8 +281,12 @@ class FakeHitachi:
 
     SERIAL = 0x22B3F1
 
-    def __init__(self, username: str, password: str, storage_device_id: str = "886000420211") -> None:
+    def __init__(self, username: str, password: str, storage_device_id: str = "886000420211", api_key: str = "") -> None:
         self.auth = "Basic " + base64.b64encode(f"{username}:{password}".encode()).decode()
+        self.api_key = api_key or password
+        self.filesystems: dict[str, dict[str, Any]] = {}
+        self.nfs_exports: dict[str, dict[str, Any]] = {}
+        self._nas_ids = itertools.count(1)
         self.storage_device_id = storage_device_id
         self.tokens: set[str] = set()
         self.logins = 0
@@ -250,6 +331,9 @@ class FakeHitachi:
 
     # -- dispatch ------------------------------------------------------------------
     def __call__(self, request: Request) -> Reply:
+        nas = NAS_BASE.match(request.path)
+        if nas:
+            return self._nas(request, [p for p in nas.group(1).strip("/").split("/") if p])
         path = request.path.removeprefix(BASE)
         addressed = re.match(r"^/storages/(?!instance$)([^/]+)(?=/)", path)
         if addressed and addressed.group(1) != self.storage_device_id:
@@ -551,3 +635,54 @@ class FakeHitachi:
         del self.snapshots[(pvol, mu)]
         del self.captured[(pvol, mu)]
         return [f"snapshots/{rest[0]}"]
+
+    # -- HNAS / VSP One File ---------------------------------------------------------------------
+    def _nas(self, request: Request, parts: list[str]) -> Reply:
+        if _header(request, "X-Api-Key") != self.api_key:
+            return Reply(401, {"errorMsg": "Unauthorized", "errorDetail": {"message": "invalid API key"}})
+        body, q = request.body or {}, {k: v[0] for k, v in request.query.items()}
+        if parts == ["filesystems"] and request.method == "GET":
+            return Reply(200, {"filesystems": [dict(f) for f in self.filesystems.values() if f["label"] == q.get("label", f["label"])]})
+        if parts == ["filesystems"] and request.method == "POST":
+            if any(f["label"] == body["label"] for f in self.filesystems.values()):
+                return _nas_error(409, f"file system {body['label']} exists")
+            fs_id = f"fs{next(self._nas_ids):04d}"
+            self.filesystems[fs_id] = {"objectId": fs_id, "label": body["label"], "virtualServerId": body["virtualServerId"],
+                                       "storagePoolId": body["storagePoolId"], "capacity": body["capacity"], "isMounted": False}
+            return Reply(201, {"filesystem": dict(self.filesystems[fs_id])})
+        if parts[0] == "filesystems":
+            fs = self.filesystems.get(parts[1])
+            if fs is None:
+                return _nas_error(404, f"no file system {parts[1]}")
+            action = parts[2] if len(parts) > 2 else ""
+            if action in ("mount", "unmount") and request.method == "POST":
+                if action == "unmount" and any(e["filesystemId"] == fs["objectId"] for e in self.nfs_exports.values()):
+                    return _nas_error(409, f"file system {fs['label']} is exported")
+                fs["isMounted"] = action == "mount"
+                return Reply(204)
+            if action == "" and request.method == "DELETE":
+                if fs["isMounted"]:
+                    return _nas_error(409, f"file system {fs['label']} is mounted")
+                del self.filesystems[fs["objectId"]]
+                return Reply(204)
+        if parts == ["filesystem-shares", "nfs"] and request.method == "POST":
+            fs = self.filesystems.get(body["filesystemId"])
+            if fs is None or not fs["isMounted"]:
+                return _nas_error(409, f"file system {body['filesystemId']} is not mounted")
+            share_id = f"nfs{next(self._nas_ids):04d}"
+            self.nfs_exports[share_id] = {"objectId": share_id, "name": body["name"], "virtualServerId": body["virtualServerId"],
+                                          "filesystemId": body["filesystemId"], "filesystemPath": body["filesystemPath"]}
+            return Reply(201, {"filesystemShare": dict(self.nfs_exports[share_id])})
+        if parts[:2] == ["filesystem-shares", "nfs"] and request.method == "DELETE":
+            if self.nfs_exports.pop(parts[2], None) is None:
+                return _nas_error(404, f"no NFS export {parts[2]}")
+            return Reply(204)
+        if parts[0] == "virtual-servers" and parts[2:] == ["nfs"] and request.method == "GET":
+            found = [dict(e) for e in self.nfs_exports.values()
+                     if e["virtualServerId"] == parts[1] and e["name"] == q.get("name", e["name"])]
+            return Reply(200, {"nfsExports": found})
+        return _nas_error(400, f"the fake has no {request.method} {'/'.join(parts)}")
+
+
+def _nas_error(status: int, message: str) -> Reply:
+    return Reply(status, {"errorMsg": message, "errorDetail": {"message": message}})

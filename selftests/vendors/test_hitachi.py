@@ -4,6 +4,7 @@ and response is checked against ../shared/specs/hitachi/endpoints.md."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -13,8 +14,8 @@ from typing import Any
 import pytest
 
 from iogate.arrays import hitachi, vendor_base
-from iogate.arrays.base import Capability
-from iogate.arrays.exports import FcExport, IscsiExport, NvmeTcpExport
+from iogate.arrays.base import Capability, Unsupported
+from iogate.arrays.exports import FcExport, IscsiExport, NfsExport, NvmeTcpExport
 from iogate.errors import ArrayError
 from iogate.lab import HostConfig, ProtocolConfig
 from iogate.run import Run
@@ -64,6 +65,11 @@ def options(server: ContractServer, **extra: Any) -> dict[str, Any]:
         "nvme_traddr": "192.0.2.82",
         "nvme_subsys_nqn": "nqn.1994-04.jp.co.hitachi:nvme:storage-subsystem-sn.2-22b3f1-nvmssid.00005",
         "job_poll_s": 0,
+        "hnas_management": server.address,  # the same test server plays the SMU (its paths are /v7/storage/...)
+        "hnas_api_key": f"${{env:{PASSWORD_ENV}}}",
+        "hnas_virtual_server_id": "2",
+        "hnas_storage_pool_id": "sp1",
+        "nfs_server": "192.0.2.85",
         **extra,
     }
 
@@ -85,6 +91,7 @@ def nothing_left(array: FakeHitachi) -> dict[str, Any]:
     left = {
         "ldevs": array.ldevs, "host groups": array.host_groups, "luns": array.luns, "host nqns": array.host_nqns,
         "namespaces": array.namespaces, "namespace paths": array.namespace_paths, "snapshots": array.snapshots,
+        "file systems": array.filesystems, "nfs exports": array.nfs_exports,
     }
     return {kind: items for kind, items in left.items() if items}
 
@@ -200,6 +207,86 @@ def test_no_free_ldev_id_in_the_labs_range_fails_before_anything_is_made(
         drv.create_volume("vol1", 1 << 30)
     assert list(array.ldevs) == [FIRST_LDEV]
     drv.teardown()
+
+
+# -- HNAS: file systems exported over NFS -----------------------------------------------------------------
+def test_an_nfs_volume_is_an_hnas_file_system_exported_from_the_labs_evs(driver: hitachi.Hitachi, array: FakeHitachi) -> None:
+    volume = driver.create_volume("fs0", 1 << 30, export="nfs")
+    (fs,) = array.filesystems.values()
+    label = f"{driver.prefix}fs0"
+    assert (fs["label"], fs["capacity"], fs["virtualServerId"], fs["storagePoolId"], fs["isMounted"]) == (label, 1 << 30, "2", "sp1", True)
+    (share,) = array.nfs_exports.values()
+    assert (share["name"], share["filesystemId"], share["filesystemPath"]) == (f"/{label}", fs["objectId"], "/")
+    assert volume.export_of(NfsExport) == NfsExport(server="192.0.2.85", path=f"/{label}")
+    assert volume.identity.nfs_export == f"192.0.2.85:/{label}"
+    assert array.ldevs == {}  # no LDEV for a file volume
+    driver.teardown()
+    assert nothing_left(array) == {}
+
+
+@pytest.mark.parametrize("call", [r"/filesystems$", r"/filesystem-shares/nfs$"])
+def test_a_file_system_or_export_made_but_its_answer_lost_is_found_by_name(
+    driver: hitachi.Hitachi, array: FakeHitachi, server: ContractServer, run: Run, call: str
+) -> None:
+    server.inject(Fault("POST", call, status=503, after_app=True))
+    with pytest.raises(ArrayError, match=r"POST /filesystem\S* (file system |nfs export /)\S+fs0: HTTP 503"):
+        driver.create_volume("fs0", 1 << 30, export="nfs")
+    assert array.filesystems and len([c for c in server.calls() if c.startswith("POST") and re.search(call, c)]) == 1
+    release_all(run.ledger)
+    assert nothing_left(array) == {} and run.ledger.open_entries() == []
+
+
+def test_an_hnas_snapshot_is_refused_its_api_is_the_cli(driver: hitachi.Hitachi, array: FakeHitachi) -> None:
+    volume = driver.create_volume("fs0", 1 << 30, export="nfs")
+    with pytest.raises(Unsupported, match="does not support snapshot: HNAS snapshots are CLI-only in public clients"):
+        driver.snapshot_create(volume, "s1")
+    driver.teardown()
+
+
+def test_the_hnas_api_key_is_refused_inline_and_never_leaks(
+    driver: hitachi.Hitachi, server: ContractServer, run: Run, canary: str, all_logs: pytest.LogCaptureFixture
+) -> None:
+    from pydantic import ValidationError
+
+    base = {"management": "vsp", "username": "u", "password": "${env:X}", "pool_id": 1, "ldev_id_first": 0, "ldev_id_last": 9}
+    with pytest.raises(ValidationError, match="hnas_api_key: give it by reference") as refused:
+        hitachi.HitachiOptions.model_validate({**base, "hnas_api_key": "key-inline-123"})
+    assert "key-inline-123" not in str(refused.value).split("input_value")[0]
+    server.inject(Fault("POST", r"/filesystem-shares/nfs$", status=500))
+    with pytest.raises(ArrayError) as failed:
+        driver.create_volume("fs0", 1 << 30, export="nfs")
+    text = "\n".join([str(failed.value), *(r.getMessage() for r in all_logs.records), run.ledger.path.read_text()])
+    assert canary not in text and any(r.headers.get("X-Api-Key") == canary for r, _ in server.log)
+    driver.teardown()
+
+
+def test_the_lab_check_lets_the_hitachi_driver_serve_nfs(tmp_path: Path) -> None:
+    from iogate.lab.support import served_connectors
+
+    assert served_connectors("hitachi", hitachi.Hitachi) == {"fc", "iscsi", "multipath", "nvme-tcp", "nvme_tcp", "nfs"}
+    base = {"management": "vsp", "username": "u", "password": "${env:X}", "pool_id": 1, "ldev_id_first": 0, "ldev_id_last": 9}
+    lab = make_lab(tmp_path, "hitachi", base, connector="nfs")
+    assert hitachi.Hitachi.lab_problems(lab, hitachi.HitachiOptions.model_validate({**base, "nfs_server": "192.0.2.85"})) == [
+        (("protocols", 0, "connector"), "nfs on the hitachi driver needs array.options hnas_management and hnas_api_key and"
+                                        " hnas_virtual_server_id and hnas_storage_pool_id (HNAS / VSP One File)"),
+    ]
+
+
+def test_the_contract_fails_an_hnas_request_that_deviates() -> None:
+    contract = HitachiContract()
+    key = {"X-Api-Key": "k", "Content-Type": "application/json"}
+    good = Request("POST", "/v7/storage/filesystems", {}, key, {"label": "a", "virtualServerId": "2", "storagePoolId": "1", "capacity": 1})
+    assert contract.check_request(good) == []
+    bad = Request("POST", "/v7/storage/filesystems", {}, key, {"label": "a", "dedupe": True})
+    assert contract.check_request(bad) == ["body field 'dedupe' is not one endpoints.md gives for filesystem"]
+    assert contract.check_request(Request("POST", "/v7/storage/filesystem-snapshots", {}, key, {})) == [
+        "no such call in endpoints.md (HNAS)"
+    ]
+    assert contract.check_request(Request("GET", "/v8/storage/filesystems", {"label": ["a"]}, {}, None)) == [
+        "neither X-Api-Key nor X-Subsystem-User and X-Subsystem-Password"
+    ]
+    listed = Request("GET", "/v7/storage/filesystems", {}, key, None)
+    assert contract.check_response(listed, Reply(202, {})) == ["status 202 is not one of section C's [200, 201, 204]"]
 
 
 # -- snapshots and restore ------------------------------------------------------------------------------
