@@ -19,7 +19,10 @@ description, X-Api-Key); HNAS snapshots and dedupe are CLI-only and refused. Wri
 
 from __future__ import annotations
 
+import atexit
 import base64
+import json
+import re
 import time
 from typing import Any, ClassVar, Literal
 
@@ -28,8 +31,16 @@ from pydantic import BaseModel, Field, model_validator
 
 from iogate.arrays.base import Capability, Snapshot, Volume
 from iogate.arrays.exports import FcExport, IscsiExport, NfsExport, NvmeTcpExport
-from iogate.arrays.rest_common import ApiCaller, Failure, IncompleteList, VendorOptions, protocol_of, redact_sdk_logs
-from iogate.arrays.vendor_base import OwnedVolume, VendorDriver, VendorSdk, register_vendor_remover
+from iogate.arrays.rest_common import (
+    ApiCaller,
+    Failure,
+    IncompleteList,
+    VendorOptions,
+    protocol_of,
+    redact_sdk_logs,
+    register_object_remover,
+)
+from iogate.arrays.vendor_base import OwnedVolume, VendorDriver, VendorSdk
 from iogate.errors import ArrayError
 from iogate.lab import DeviceIdentity, Lab, QoS, secrets
 from iogate.run.ledger import Entry
@@ -140,9 +151,10 @@ class Cmrest:
         self.http.headers["Authorization"] = f"Session {token}"
 
     def logout(self) -> None:
+        """DELETE sessions/<sessionId> (the array answers with a job; its end is not waited for)."""
         if self.session_id:
-            self._send("DELETE", f"sessions/{self.session_id}", None, None, {})
-            self.session_id = ""
+            session, self.session_id = self.session_id, ""
+            self._send("DELETE", f"sessions/{session}", None, None, {})
 
     def get(self, path: str, **query: Any) -> Any:
         return self._send("GET", path, None, query, {})
@@ -390,6 +402,40 @@ def delete_object(api: ApiCaller, conn: Cmrest, attrs: dict[str, Any]) -> str | 
 
 SDK = VendorSdk(connect=lambda options, array: connect(options, array), caller=_caller, delete=delete_object)
 
+# `iogate cleanup` removes entry after entry: one session per array for all of them (an array keeps a
+# limited number of sessions), logged out when the process ends.
+_CLEANUP_SESSIONS: dict[str, Cmrest] = {}  # by the entry's options (credential references, never values)
+
+
+def _remove(options: dict[str, Any], attrs: dict[str, Any]) -> str | None:
+    parsed = HitachiOptions.model_validate(options)
+    array = f"{DRIVER} {parsed.management}"
+    key = json.dumps(options, sort_keys=True)
+    if key not in _CLEANUP_SESSIONS:
+        _CLEANUP_SESSIONS[key] = connect(parsed, array)
+    conn = _CLEANUP_SESSIONS[key]
+    return delete_object(_caller(array, parsed, conn), conn, attrs)
+
+
+@atexit.register
+def _log_out_cleanup_sessions() -> None:
+    for conn in _CLEANUP_SESSIONS.values():
+        _log_out(conn)
+    _CLEANUP_SESSIONS.clear()
+
+
+def _log_out(conn: Cmrest) -> None:
+    """DELETE sessions/<id>, best effort: a session the array already ended is no failure of the run."""
+    try:
+        conn.logout()
+    except Exception:
+        pass
+
+
+def _refused(exc: ArrayError) -> bool:
+    """The array said no to a write (HTTP 4xx, or its job ended Failed): nothing was made."""
+    return bool(re.search(r": (HTTP 4\d\d|job \d+ ended 'Failed')", str(exc)))
+
 
 class Hitachi(VendorDriver):
     """ArrayDriver over a Hitachi VSP (see module docstring); `_conn` is the Cmrest session."""
@@ -497,6 +543,7 @@ class Hitachi(VendorDriver):
         super().teardown()
         self._groups.clear()
         self._host_nqns.clear()
+        _log_out(self._conn)  # the array keeps a limited number of sessions
 
     def _job(self, call: str, what: str, method: str, path: str, body: dict[str, Any] | None) -> list[str]:
         return run_job(self.api, self._conn, call, what, method, path, body)
@@ -527,7 +574,13 @@ class Hitachi(VendorDriver):
         body: dict[str, Any] = {"ldevId": ldev_id, "poolId": self.options.pool_id, "blockCapacity": size_bytes // BLOCK_BYTES}
         if self.options.data_reduction_mode != "disabled":
             body["dataReductionMode"] = self.options.data_reduction_mode
-        made = _last_segment(self._job("POST /ldevs", what, "POST", "ldevs", body), self.api, "POST /ldevs", what)
+        try:
+            affected = self._job("POST /ldevs", what, "POST", "ldevs", body)
+        except ArrayError as exc:
+            if _refused(exc):  # e.g. another run took the id first (SSB 2E22,0001): the id is not ours to clean up
+                self.run.ledger.released(entry)
+            raise
+        made = _last_segment(affected, self.api, "POST /ldevs", what)
         if made != str(ldev_id):
             raise ArrayError(f"array {self.lab.array.name}: POST /ldevs {what}: the job made ldev {made}, not {ldev_id}")
         self.run.ledger.created(entry)
@@ -728,5 +781,5 @@ class Hitachi(VendorDriver):
         }
 
 
-register_vendor_remover(Hitachi)
+register_object_remover(DRIVER, _remove)
 

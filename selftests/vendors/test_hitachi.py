@@ -461,6 +461,29 @@ def test_half_done_provisioning_leaks_nothing_after_cleanup_in_a_fresh_process(
     assert canary not in done.stdout + done.stderr
 
 
+def test_an_ldev_id_another_run_took_first_is_not_cleaned_up_as_ours(driver: hitachi.Hitachi, array: FakeHitachi, run: Run) -> None:
+    array.job_rules.append(JobRule("POST", r"/ldevs$", fail=("2E22", "0001")))  # LDEV already defined
+    with pytest.raises(ArrayError, match=r"POST /ldevs ldev 4096 \(\S+vol0\): job \d+ ended 'Failed': .*SSB1 2E22, SSB2 0001"):
+        driver.create_volume("vol0", 1 << 30)
+    array.ldevs[FIRST_LDEV] = {"ldevId": FIRST_LDEV, "label": "", "poolId": 10, "emulationType": "OPEN-V-CVS"}  # the other run's
+    assert run.ledger.open_entries() == []  # refused by the array: nothing of ours to clean up
+    assert release_all(run.ledger) == [] and FIRST_LDEV in array.ldevs
+
+
+def test_teardown_logs_out_and_cleanup_uses_one_session(
+    driver: hitachi.Hitachi, array: FakeHitachi, server: ContractServer, run: Run
+) -> None:
+    driver.create_volume("vol0", 1 << 30, export="fc")
+    driver.create_volume("vol1", 1 << 30, export="nvme-tcp")
+    logins = array.logins
+    release_all(run.ledger)  # what `iogate cleanup` runs: many entries, one login
+    assert nothing_left(array) == {} and array.logins == logins + 1
+    driver._volumes.clear()
+    driver._hosts.clear()
+    driver.teardown()
+    assert any(c.startswith("DELETE") and "/sessions/" in c for c in server.calls())
+
+
 def test_cleanup_refuses_an_object_without_the_run_prefix(driver: hitachi.Hitachi) -> None:
     attrs = {"type": "ldev", "name": "production-db", "prefix": driver.prefix, "ldev_id": 1, "pool_id": 10}
     with pytest.raises(ArrayError, match="refusing to delete ldev production-db"):
