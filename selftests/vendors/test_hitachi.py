@@ -484,6 +484,22 @@ def test_teardown_logs_out_and_cleanup_uses_one_session(
     assert any(c.startswith("DELETE") and "/sessions/" in c for c in server.calls())
 
 
+def test_a_list_answer_without_its_data_list_is_refused_not_taken_as_empty(
+    driver: hitachi.Hitachi, array: FakeHitachi, server: ContractServer
+) -> None:
+    driver.create_volume("vol0", 1 << 30)
+    (owned,) = driver._volumes.values()
+    (lun_entry,) = owned.maps
+    original = array._read
+    array._read = lambda parts, query: Reply(200, {"count": 1}) if parts == ["luns"] else original(parts, query)  # type: ignore[method-assign]
+    with pytest.raises(ArrayError, match=r"GET /luns ldev 4096 on CL1-B,1: incomplete list after 3 attempts: the answer of a collection"):
+        hitachi.delete_object(driver.api, driver._conn, lun_entry.attrs)
+    assert array.luns  # nothing taken for unmapped on an answer that does not list
+    array._read = original  # type: ignore[method-assign]
+    driver.teardown()
+    assert nothing_left(array) == {}
+
+
 def test_cleanup_refuses_an_object_without_the_run_prefix(driver: hitachi.Hitachi) -> None:
     attrs = {"type": "ldev", "name": "production-db", "prefix": driver.prefix, "ldev_id": 1, "pool_id": 10}
     with pytest.raises(ArrayError, match="refusing to delete ldev production-db"):
