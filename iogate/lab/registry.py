@@ -22,6 +22,7 @@ ARRAY_DRIVERS: dict[str, str] = {
     "pure": "iogate.arrays.pure:Pure",
     "vast": "iogate.arrays.vast:Vast",
     "huawei": "iogate.arrays.huawei:Huawei",
+    "hitachi": "iogate.arrays.hitachi:Hitachi",
 }
 
 CONNECTORS: dict[str, str] = {

@@ -48,7 +48,7 @@ def served_connectors(driver_name: str, driver: Any) -> frozenset[str] | None:
     from iogate.arrays.rest_common import PROTOCOL_OF_CONNECTOR
 
     maps_over = getattr(driver, "maps_over", ())
-    files = frozenset(getattr(driver, "file_connectors", ()))  # file exports a vendor driver makes (vast, huawei: NFS)
+    files = frozenset(getattr(driver, "file_connectors", ()))  # file exports a vendor driver makes (vast, huawei, hitachi: NFS)
     return files | frozenset(c for c, protocol in PROTOCOL_OF_CONNECTOR.items() if not maps_over or protocol in maps_over)
 
 

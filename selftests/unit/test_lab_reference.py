@@ -12,7 +12,6 @@ from pydantic import BaseModel, Field
 
 from iogate.lab import reference
 from iogate.lab.model import Lab
-from iogate.lab.registry import ARRAY_DRIVERS
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "labs" / "examples").glob("*.yaml"))
