@@ -13,6 +13,14 @@ come back through the connection and the client writes them on the controller
 as <log prefix>_<kind>.<n>.log.<client address>; they are renamed to the plain
 fio names in a directory per host and parsed per host.
 
+At many hosts: fio's host-list file (`--client=FILE`) sends one job file to every
+host, so per-host job files (each host its own devices and log paths) take the
+`--client=HOST JOBFILE` pairs on the command line (100 hosts: ~20 KB of argv,
+far below ARG_MAX). The client's json+ is parsed once and written back in
+chunks; each host's per-second logs are read, parsed and dropped one host at
+a time, so only the samples stay (selftests/bench/test_bench_scale.py times
+1,000 hosts).
+
 Failures: a host whose fio server disconnects (or cannot be reached), or whose
 transport stops answering the watchdog, ends the run: the client is interrupted
 (fio then tells every other server to stop its jobs), leftover job processes on
@@ -175,6 +183,19 @@ def host_jobs(data: Mapping[str, Any], host_by_client: Mapping[str, str], source
     return {host: parse.parse_jobs({"jobs": entries}, host) for host, entries in split_by_host(data, host_by_client, source).items()}
 
 
+def host_runtimes_ms(data: Mapping[str, Any], host_by_client: Mapping[str, str]) -> dict[str, int]:
+    """Each host's longest job runtime (ms), in one pass over the client_stats entries."""
+    by_server = {_server_of(client): host for client, host in host_by_client.items()}
+    runtimes: dict[str, int] = {}
+    for entry in data["client_stats"]:
+        if entry.get("jobname") == AGGREGATE_JOB:
+            continue
+        host = _host_of(entry, by_server)
+        if host is not None:
+            runtimes[host] = max(runtimes.get(host, 0), parse.entry_runtime_ms(entry))
+    return runtimes
+
+
 def cluster_directions(jobs_by_host: Mapping[str, Iterable[JobResult]]) -> dict[Dir, Direction]:
     """Cluster totals per direction: sums, pooled means, summed bins."""
     every = [job for jobs in jobs_by_host.values() for job in jobs]
@@ -304,13 +325,16 @@ class ClientServerEngine(HostEngine):
         after = dict(zip(initiators, _parallel(initiators.values(), Initiator.cpu_ticks), strict=True))
 
         data = load_client_json(output, str(point_dir / "client.out"))
-        (point_dir / "client.json").write_text(json.dumps(data, indent=1))
+        del output  # the text and the parsed document would otherwise both stay until the end of the point
+        with (point_dir / "client.json").open("w") as sink:
+            json.dump(data, sink, indent=1)  # written in chunks: no second copy of a 100-host document as one string
         jobs_by_host = host_jobs(data, host_by_client, str(point_dir / "client.out"))
+        runtime_ms_by_host = host_runtimes_ms(data, host_by_client)
+        del data  # from here on each host's logs are read, parsed and dropped one host at a time
         hosts: dict[str, HostResult] = {}
         for host, jobs in jobs_by_host.items():
             samples, hist = parse.parse_logs(_host_logs(point_dir / host / "logs", client_by_host[host]), host)
-            runtime_ms = max((parse.entry_runtime_ms(e) for e in data["client_stats"]
-                              if e.get("hostname") == client_by_host[host] and e.get("jobname") != AGGREGATE_JOB), default=0)
+            runtime_ms = runtime_ms_by_host.get(host, 0)
             end_ms = max((s.t_ms for s in samples), default=ended_ms)
             busy = after[host][0] - before[host][0]
             total = after[host][1] - before[host][1]
