@@ -29,7 +29,7 @@ from iogate.engines.fio import parse
 from iogate.engines.fio.client_server import ClientServerEngine, _host_logs, host_jobs, load_client_json
 from iogate.hosts.guard import Guard
 from iogate.hosts.initiator import Initiator
-from iogate.lab import load_lab
+from iogate.lab import HostLiveness, load_lab
 from iogate.labs import netns
 from iogate.run import Run
 
@@ -77,7 +77,7 @@ def cpu_s() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
-def measure(count: int, runtime_s: int, workdir: Path) -> str:
+def measure(count: int, runtime_s: int, workdir: Path, liveness: HostLiveness) -> str:
     lab = netns.variant(load_lab(REPO / "labs" / "netns-100.yaml"), workdir=workdir, tag=f"{os.getpid() % 10000}cb",
                         count=count, subnet_base=SUBNET)
     started = time.monotonic()
@@ -86,7 +86,7 @@ def measure(count: int, runtime_s: int, workdir: Path) -> str:
     try:
         run = Run.start(workdir, "controller-bench")
         initiators = {h.name: Initiator.from_config(h) for h in lab.hosts}
-        engine = ClientServerEngine(run, initiators, Guard())
+        engine = ClientServerEngine(run, initiators, Guard(), liveness=liveness)
         point_dir = run.path("points", "bench", "client.json").parent
         point_dir.mkdir(parents=True, exist_ok=True)
         host_by_client = {h.ns_addr: h.name for h in hosts}
@@ -97,7 +97,7 @@ def measure(count: int, runtime_s: int, workdir: Path) -> str:
             job = point_dir / host.name / "job.fio"
             job.write_text(JOB.format(runtime=runtime_s, host=host.name, logs=logs))
             argv += [f"--client={host.ns_addr}", str(job)]
-        rss_before_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        rss_before_kb = _status_kb(os.getpid(), "VmHWM")
         stop, client_peak = threading.Event(), [0]
         watcher = threading.Thread(target=_watch_client_rss, args=(str(point_dir / hosts[0].name / "job.fio"), stop, client_peak))
         watcher.start()
@@ -118,7 +118,7 @@ def measure(count: int, runtime_s: int, workdir: Path) -> str:
             host_samples, _ = parse.parse_logs(_host_logs(point_dir / host.name / "logs", host.ns_addr), host.name)
             samples += len(host_samples)
         parse_s = time.monotonic() - mark
-        rss_growth_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before_kb) / 1024
+        rss_growth_mb = (_status_kb(os.getpid(), "VmHWM") - rss_before_kb) / 1024
         missing = sorted(set(host_by_client.values()) - set(jobs))
         if missing or samples < count * (runtime_s - 2):
             raise SystemExit(f"{count} hosts: results missing (hosts {missing}, {samples} samples)")
@@ -143,13 +143,18 @@ def main() -> int:
     parser.add_argument("--hosts", type=int, nargs="+", default=[16, 64, 100])
     parser.add_argument("--runtime", type=int, default=20, help="seconds of load per measurement")
     parser.add_argument("--workdir", type=Path, default=None, help="default: a fresh directory under /var/tmp")
+    # The lab's hosts share the controller's 2 cores here: under 64 loaded namespaces an ssh probe took
+    # over 10 s, so the default host_liveness (10 s probe, 20 s deadline) lost every host (measured).
+    parser.add_argument("--probe-timeout", type=float, default=30.0, help="host_liveness probe_timeout_s (s)")
+    parser.add_argument("--deadline", type=float, default=60.0, help="host_liveness deadline_s (s)")
     args = parser.parse_args()
     if os.geteuid() != 0:
         print("controller bench: skipped (network namespaces need root)")
         return 0
     for count in args.hosts:
         workdir = args.workdir or Path(tempfile.mkdtemp(prefix="iogate-controller-bench-", dir="/var/tmp"))
-        print(measure(count, args.runtime, workdir / f"n{count}"), flush=True)
+        liveness = HostLiveness(probe_timeout_s=args.probe_timeout, deadline_s=args.deadline)
+        print(measure(count, args.runtime, workdir / f"n{count}", liveness), flush=True)
     return 0
 
 

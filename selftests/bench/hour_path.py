@@ -25,6 +25,10 @@ START_MS = 1_700_000_000_000
 
 
 def rss_mb() -> float:
+    """This process's peak RSS: VmHWM (ru_maxrss would carry a forking parent's peak across exec)."""
+    for line in open("/proc/self/status").read().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 

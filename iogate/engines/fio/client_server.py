@@ -27,7 +27,9 @@ transport stops answering the watchdog, ends the run: the client is interrupted
 the remaining hosts are killed, and HostError names the host.
 
 The watchdog (the lab's `host_liveness`, iogate.lab.HostLiveness) probes each
-host every interval_s, one bounded probe at a time per host, and declares a
+host every interval_s, one bounded probe at a time per host (at most
+PROBES_AT_ONCE over all hosts, the first ones spread over one interval, so
+100 hosts do not start 100 ssh handshakes together), and declares a
 host lost once it answered no probe in the last deadline_s: detection comes
 within deadline_s (+ a 1 s check) of the loss however the loss looks
 (refused, silence, a hung sshd). A lost host's fio server cannot answer the
@@ -70,6 +72,10 @@ from iogate.run.resources import release
 FIO_SERVER_PORT = 8765
 # After a host is lost: how long the interrupted client gets to tell the live servers to stop.
 LOSS_STOP_S = 5.0
+# Liveness probes (ssh handshakes) in flight at once, whatever the host count. At 8, one probe of
+# ~0.5 s each answers 16 hosts a second, so 100 hosts are each answered within ~6 s, far inside
+# the 20 s deadline; 64 probes at once starved a 2-core controller past the 10 s probe timeout.
+PROBES_AT_ONCE = 8
 # How often the watchdog compares each host's last answer with the deadline.
 _CHECK_S = 1.0
 AGGREGATE_JOB = "All clients"
@@ -444,14 +450,26 @@ class ClientServerEngine(HostEngine):
         live = self.liveness
         last = {host: _Answers(time.monotonic()) for host in initiators}
 
+        gate = threading.BoundedSemaphore(PROBES_AT_ONCE)
+        hosts = list(initiators)
+
         def prober(host: str) -> None:
             answers = last[host]
+            # First probes spread over one interval: 64 ssh handshakes started together did not finish
+            # within a 10 s probe timeout on the 2-core reference machine, and every host was lost.
+            watch.stop.wait(live.interval_s * hosts.index(host) / len(hosts))
             while not watch.stop.is_set():
-                answers.probing()
-                answers.record(initiators[host].probe(live.probe_timeout_s, cancel=watch.stop))
+                while not gate.acquire(timeout=0.2):  # waiting for a slot is not a probe: its timeout has not begun
+                    if watch.stop.is_set():
+                        return
+                try:
+                    answers.probing()
+                    answers.record(initiators[host].probe(live.probe_timeout_s, cancel=watch.stop))
+                finally:
+                    gate.release()
                 watch.stop.wait(live.interval_s)
 
-        probers = [threading.Thread(target=prober, args=(host,), name=f"liveness {host}", daemon=True) for host in initiators]
+        probers = [threading.Thread(target=prober, args=(host,), name=f"liveness {host}", daemon=True) for host in hosts]
         for thread in probers:
             thread.start()
         while not watch.stop.wait(_CHECK_S):
