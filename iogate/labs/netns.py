@@ -382,12 +382,12 @@ def _each(hosts: list[NsHost], action: Callable[[NsHost], None]) -> None:
         return
     with ThreadPoolExecutor(max_workers=min(PARALLEL_HOSTS, len(hosts))) as pool:
         futures = [pool.submit(action, host) for host in hosts]
-    errors = [f.exception() for f in futures if f.exception() is not None]
+    errors = [error for future in futures if (error := future.exception()) is not None]
     if errors:
         first = errors[0]
         if len(errors) > 1 and isinstance(first, IOGateError):
             raise type(first)(f"{first} (and {len(errors) - 1} more host(s) failed)") from first
-        raise first  # type: ignore[misc]
+        raise first
 
 
 def release_parallel(ledger: Ledger) -> list[str]:
