@@ -34,9 +34,12 @@ class NetnsCluster:
 
 
 @contextmanager
-def netns_cluster(workdir: Path, tag: str, count: int, subnet_base: int) -> Iterator[NetnsCluster]:
-    """Bring the hosts up, give each its own volume and block connection; everything is gone afterwards."""
-    base = load_lab(REPO / "labs" / "netns.yaml")
+def netns_cluster(workdir: Path, tag: str, count: int, subnet_base: int, lab_file: str = "labs/netns.yaml") -> Iterator[NetnsCluster]:
+    """Bring the hosts up, give each its own volume and block connection; everything is gone afterwards.
+
+    lab_file: the netns lab copied (its first `count` hosts); labs/netns-100.yaml for more than 4.
+    """
+    base = load_lab(REPO / lab_file)
     lab = netns.variant(base, workdir=workdir, tag=f"{os.getpid() % 10000}{tag}", count=count, subnet_base=subnet_base)
     lab = lab.model_copy(update={"array": lab.array.model_copy(update={"options": {"pool_size": "1GiB"}})})
     _, hosts = netns.up(lab)

@@ -9,6 +9,7 @@ fio server) on any lab.
 from __future__ import annotations
 
 import argparse
+import time
 from pathlib import Path
 
 from iogate.lab.profiles import PROFILES
@@ -43,21 +44,28 @@ def _netns(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="iogate lab",
                                      description="Bring a netns lab (labs/netns.yaml) up or down; status: host preflight.")
     parser.add_argument("action", choices=["up", "down", "status"])
-    parser.add_argument("lab", help="lab file, e.g. labs/netns.yaml")
+    parser.add_argument("lab", help="lab file, e.g. labs/netns.yaml or labs/netns-100.yaml")
+    parser.add_argument("--hosts", type=int, metavar="N", help="up / status: only the lab's first N hosts")
     args = parser.parse_args(argv)
     lab = load_lab(args.lab)
+    if args.hosts is not None:
+        if not 1 <= args.hosts <= len(lab.hosts):
+            parser.error(f"--hosts {args.hosts}: lab {lab.name} has {len(lab.hosts)} host(s)")
+        lab = lab.model_copy(update={"hosts": lab.hosts[: args.hosts]})
     if args.action == "up":
+        started = time.monotonic()
         run, hosts = netns.up(lab)
         for host in hosts:
             print(f"{host.name}: namespace {host.namespace}, {host.ns_addr} (controller side {host.root_addr} on {host.veth}), "
                   f"sshd :{netns.SSH_PORT}, fio --server :{netns.FIO_PORT}")
-        print(f"lab {lab.name} up; journal {run.ledger.path}")
+        print(f"lab {lab.name} up ({len(hosts)} host(s) in {time.monotonic() - started:.1f} s); journal {run.ledger.path}")
         return 0
     if args.action == "down":
+        started = time.monotonic()
         lines = netns.down(lab)
         for line in lines:
             print(line)
-        print(f"lab {lab.name} down ({len(lines)} action(s))")
+        print(f"lab {lab.name} down ({len(lines)} action(s) in {time.monotonic() - started:.1f} s)")
         return 0
     checks = preflight([Initiator.from_config(h) for h in lab.hosts], fio_server_port=netns.FIO_PORT, raise_on_problem=False)
     for check in checks:
@@ -71,7 +79,7 @@ def main(argv: list[str]) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print("usage: iogate lab {check,up,down,status} ...\n\n"
               "  check FILE [--criteria SPEC] [--profile P] [--connect]   check a lab file before a run and print its plan\n"
-              "  up FILE | down FILE                                        bring a netns lab (labs/netns.yaml) up or down\n"
+              "  up FILE [--hosts N] | down FILE                            bring a netns lab (labs/netns.yaml) up or down\n"
               "  status FILE                                                host preflight: SSH, fio version, clock, fio --server\n\n"
               "iogate lab check --help (or up --help) for the options.")
         return 0 if argv else 2

@@ -30,6 +30,8 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,7 +41,7 @@ from iogate.errors import HostError, IOGateError, LabFileError
 from iogate.lab import HostConfig, Lab
 from iogate.run import Run
 from iogate.run.ledger import LEDGER_NAME, Ledger, process_start_ticks
-from iogate.run.resources import marker_pids, register_remover, release_all
+from iogate.run.resources import marker_pids, register_remover, release, release_all
 
 SSHD = "/usr/sbin/sshd"
 SSH_PORT = 22
@@ -50,6 +52,9 @@ NETNS_DIR = Path("/run/netns")
 # sshd refuses to start without its privilege separation directory.
 SSHD_PRIVSEP_DIR = Path("/run/sshd")
 READY_TIMEOUT_S = 15.0
+# Hosts brought up or down at once: enough to hide the waits on `ip`, ssh-keygen and daemon start-up,
+# few enough that 100 sshds starting together do not starve a 2-core machine past READY_TIMEOUT_S.
+PARALLEL_HOSTS = 16
 
 
 @dataclass(frozen=True)
@@ -263,20 +268,38 @@ def fio_marker(host_dir: Path) -> str:
     return str(host_dir / "fio-server.log")
 
 
-def _wait_ready(host: NsHost, host_dir: Path) -> None:
+def _cmdlines() -> dict[int, str]:
+    """Every process's command line, read once (one /proc scan serves all hosts' readiness checks)."""
+    lines = {}
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                lines[int(proc.name)] = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+    return lines
+
+
+def _wait_ready(hosts: list[NsHost], run_dir: Path) -> None:
+    """Wait until every host's sshd and fio server listen; the error names each host that did not."""
     deadline = time.monotonic() + READY_TIMEOUT_S
-    pending = {"sshd": (sshd_marker(host_dir), SSH_PORT), "fio server": (fio_marker(host_dir), FIO_PORT)}
+    pending = {(host, label): (marker, port) for host in hosts for label, marker, port in (
+        ("sshd", sshd_marker(run_dir / "netns" / host.name), SSH_PORT),
+        ("fio server", fio_marker(run_dir / "netns" / host.name), FIO_PORT))}
     while pending and time.monotonic() < deadline:
-        for label, (marker, port) in list(pending.items()):
-            if any(_listening(pid, port) for pid in marker_pids(marker)):
-                del pending[label]
+        cmdlines = _cmdlines()
+        for key, (marker, port) in list(pending.items()):
+            if any(_listening(pid, port) for pid, line in cmdlines.items() if marker in line):
+                del pending[key]
         if pending:
-            time.sleep(0.05)
+            time.sleep(0.1)
     if pending:
-        logs = {label: (host_dir / f"{label.split()[0]}.log") for label in pending}
-        detail = "; ".join(f"{label}: {_tail(path)}" for label, path in logs.items())
-        raise HostError(f"host {host.name} (namespace {host.namespace}): {', '.join(pending)} not listening after "
-                        f"{READY_TIMEOUT_S:g} s: {detail}")
+        problems = []
+        for (host, label), _ in sorted(pending.items(), key=lambda item: (item[0][0].name, item[0][1])):
+            log = run_dir / "netns" / host.name / f"{label.split()[0]}.log"
+            problems.append(f"host {host.name} (namespace {host.namespace}): {label} not listening after "
+                            f"{READY_TIMEOUT_S:g} s: {_tail(log)}")
+        raise HostError("; ".join(problems))
 
 
 def _tail(path: Path) -> str:
@@ -343,14 +366,58 @@ def bring_up(lab: Lab, run: Run) -> list[NsHost]:
             if Path(key).exists():
                 raise HostError(f"ssh key {key} exists already and is not this run's; remove it or point ssh_key elsewhere")
             _keygen(run, Path(key), f"iogate controller key for lab {lab.name}")
-        for host in hosts:
-            bring_up_host(run, host)
-        for host in hosts:
-            _wait_ready(host, run.run_dir / "netns" / host.name)
+        # Hosts come up side by side (each step journalled; the ledger is thread-safe): 100 hosts one
+        # after another spend most of their time waiting on `ip`, ssh-keygen and daemon start-up.
+        _each(hosts, lambda host: bring_up_host(run, host))
+        _wait_ready(hosts, run.run_dir)
     except BaseException:
-        release_all(run.ledger)
+        release_parallel(run.ledger)
         raise
     return hosts
+
+
+def _each(hosts: list[NsHost], action: Callable[[NsHost], None]) -> None:
+    """Run action for every host on a bounded pool; raise the first failure (by host order) after all ended."""
+    if not hosts:
+        return
+    with ThreadPoolExecutor(max_workers=min(PARALLEL_HOSTS, len(hosts))) as pool:
+        futures = [pool.submit(action, host) for host in hosts]
+    errors = [error for future in futures if (error := future.exception()) is not None]
+    if errors:
+        first = errors[0]
+        if len(errors) > 1 and isinstance(first, IOGateError):
+            raise type(first)(f"{first} (and {len(errors) - 1} more host(s) failed)") from first
+        raise first
+
+
+def release_parallel(ledger: Ledger) -> list[str]:
+    """Release a lab's journal: each host's entries (newest first) side by side, then the shared rest.
+
+    Entries with a `host` attribute (namespace, veth, daemons) belong to one host; a host's own
+    order is kept (daemons stopped before its link and namespace go). Files, directories and keys
+    follow once every host is down. Failures are collected and raised together, as release() does.
+    """
+    by_host: dict[str, list[Any]] = {}
+    for entry in ledger.open_entries():
+        if entry.attrs.get("host"):
+            by_host.setdefault(str(entry.attrs["host"]), []).append(entry)
+    report: list[str] = []
+    failures: list[str] = []
+    if by_host:
+        with ThreadPoolExecutor(max_workers=min(PARALLEL_HOSTS, len(by_host))) as pool:
+            futures = [pool.submit(release, ledger, entries) for entries in by_host.values()]
+        for future in futures:
+            if future.exception() is not None:
+                failures.append(str(future.exception()))
+            else:
+                report.extend(future.result())
+    try:
+        report.extend(release_all(ledger))
+    except IOGateError as exc:
+        failures.append(str(exc))
+    if failures:
+        raise IOGateError("; ".join(failures))
+    return report
 
 
 # -- lab up / down (state in <workdir>/runs/lab-<name>) --------------------------------
@@ -384,7 +451,7 @@ def down(lab: Lab) -> list[str]:
     if not ledger_path.exists():
         return []
     ledger, _ = Ledger.load(ledger_path)
-    return release_all(ledger)
+    return release_parallel(ledger)
 
 
 def leftovers(hosts: list[NsHost], run_dir: Path) -> list[str]:

@@ -145,3 +145,37 @@ def test_a_cancelled_probe_ends_at_once_and_leaves_no_ssh() -> None:
 
 def test_a_local_host_always_answers() -> None:
     assert Initiator.from_config(HostConfig(name="me")).probe(0.1) is None
+
+
+class _CountingHost(_FakeHost):
+    """A host whose probe takes delay_s and counts how many probes (of all hosts) are in flight at once."""
+
+    in_flight = 0
+    most_in_flight = 0
+    lock = threading.Lock()
+
+    def probe(self, timeout_s: float, cancel: threading.Event | None = None) -> str | None:
+        with _CountingHost.lock:
+            _CountingHost.in_flight += 1
+            _CountingHost.most_in_flight = max(_CountingHost.most_in_flight, _CountingHost.in_flight)
+        try:
+            return super().probe(timeout_s, cancel)
+        finally:
+            with _CountingHost.lock:
+                _CountingHost.in_flight -= 1
+
+
+def test_many_hosts_are_probed_a_few_at_a_time_and_none_is_lost(tmp_path: Path) -> None:
+    """40 hosts: at most PROBES_AT_ONCE probes (ssh handshakes) in flight, every host still answered in time."""
+    from iogate.engines.fio.client_server import PROBES_AT_ONCE
+
+    hosts = {f"h{n}": _CountingHost(f"h{n}", delay_s=0.05) for n in range(1, 41)}
+    watch, thread = _watch(tmp_path, dict(hosts), FAST)
+    try:
+        time.sleep(2 * FAST.deadline_s)
+    finally:
+        watch.stop.set()
+        thread.join(10)
+    assert PROBES_AT_ONCE == 8  # the figure the docstring's arithmetic (100 hosts answered within ~6 s) is worked for
+    assert 1 <= _CountingHost.most_in_flight <= PROBES_AT_ONCE, _CountingHost.most_in_flight
+    assert watch.failures == {} and all(host.probes >= 2 for host in hosts.values())

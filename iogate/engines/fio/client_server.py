@@ -13,13 +13,23 @@ come back through the connection and the client writes them on the controller
 as <log prefix>_<kind>.<n>.log.<client address>; they are renamed to the plain
 fio names in a directory per host and parsed per host.
 
+At many hosts: fio's host-list file (`--client=FILE`) sends one job file to every
+host, so per-host job files (each host its own devices and log paths) take the
+`--client=HOST JOBFILE` pairs on the command line (100 hosts: ~20 KB of argv,
+far below ARG_MAX). The client's json+ is parsed once and written back in
+chunks; each host's per-second logs are read, parsed and dropped one host at
+a time, so only the samples stay (selftests/bench/test_bench_scale.py times
+1,000 hosts).
+
 Failures: a host whose fio server disconnects (or cannot be reached), or whose
 transport stops answering the watchdog, ends the run: the client is interrupted
 (fio then tells every other server to stop its jobs), leftover job processes on
 the remaining hosts are killed, and HostError names the host.
 
 The watchdog (the lab's `host_liveness`, iogate.lab.HostLiveness) probes each
-host every interval_s, one bounded probe at a time per host, and declares a
+host every interval_s, one bounded probe at a time per host (at most
+PROBES_AT_ONCE over all hosts, the first ones spread over one interval, so
+100 hosts do not start 100 ssh handshakes together), and declares a
 host lost once it answered no probe in the last deadline_s: detection comes
 within deadline_s (+ a 1 s check) of the loss however the loss looks
 (refused, silence, a hung sshd). A lost host's fio server cannot answer the
@@ -62,6 +72,10 @@ from iogate.run.resources import release
 FIO_SERVER_PORT = 8765
 # After a host is lost: how long the interrupted client gets to tell the live servers to stop.
 LOSS_STOP_S = 5.0
+# Liveness probes (ssh handshakes) in flight at once, whatever the host count. At 8, one probe of
+# ~0.5 s each answers 16 hosts a second, so 100 hosts are each answered within ~6 s, far inside
+# the 20 s deadline; 64 probes at once starved a 2-core controller past the 10 s probe timeout.
+PROBES_AT_ONCE = 8
 # How often the watchdog compares each host's last answer with the deadline.
 _CHECK_S = 1.0
 AGGREGATE_JOB = "All clients"
@@ -173,6 +187,19 @@ def _host_of(entry: Mapping[str, Any], by_server: Mapping[tuple[str, int], str])
 def host_jobs(data: Mapping[str, Any], host_by_client: Mapping[str, str], source: str = "fio client output") -> dict[str, list[JobResult]]:
     """JobResults per lab host from client/server json+."""
     return {host: parse.parse_jobs({"jobs": entries}, host) for host, entries in split_by_host(data, host_by_client, source).items()}
+
+
+def host_runtimes_ms(data: Mapping[str, Any], host_by_client: Mapping[str, str]) -> dict[str, int]:
+    """Each host's longest job runtime (ms), in one pass over the client_stats entries."""
+    by_server = {_server_of(client): host for client, host in host_by_client.items()}
+    runtimes: dict[str, int] = {}
+    for entry in data["client_stats"]:
+        if entry.get("jobname") == AGGREGATE_JOB:
+            continue
+        host = _host_of(entry, by_server)
+        if host is not None:
+            runtimes[host] = max(runtimes.get(host, 0), parse.entry_runtime_ms(entry))
+    return runtimes
 
 
 def cluster_directions(jobs_by_host: Mapping[str, Iterable[JobResult]]) -> dict[Dir, Direction]:
@@ -304,13 +331,16 @@ class ClientServerEngine(HostEngine):
         after = dict(zip(initiators, _parallel(initiators.values(), Initiator.cpu_ticks), strict=True))
 
         data = load_client_json(output, str(point_dir / "client.out"))
-        (point_dir / "client.json").write_text(json.dumps(data, indent=1))
+        del output  # the text and the parsed document would otherwise both stay until the end of the point
+        with (point_dir / "client.json").open("w") as sink:
+            json.dump(data, sink, indent=1)  # written in chunks: no second copy of a 100-host document as one string
         jobs_by_host = host_jobs(data, host_by_client, str(point_dir / "client.out"))
+        runtime_ms_by_host = host_runtimes_ms(data, host_by_client)
+        del data  # from here on each host's logs are read, parsed and dropped one host at a time
         hosts: dict[str, HostResult] = {}
         for host, jobs in jobs_by_host.items():
             samples, hist = parse.parse_logs(_host_logs(point_dir / host / "logs", client_by_host[host]), host)
-            runtime_ms = max((parse.entry_runtime_ms(e) for e in data["client_stats"]
-                              if e.get("hostname") == client_by_host[host] and e.get("jobname") != AGGREGATE_JOB), default=0)
+            runtime_ms = runtime_ms_by_host.get(host, 0)
             end_ms = max((s.t_ms for s in samples), default=ended_ms)
             busy = after[host][0] - before[host][0]
             total = after[host][1] - before[host][1]
@@ -420,14 +450,26 @@ class ClientServerEngine(HostEngine):
         live = self.liveness
         last = {host: _Answers(time.monotonic()) for host in initiators}
 
+        gate = threading.BoundedSemaphore(PROBES_AT_ONCE)
+        hosts = list(initiators)
+
         def prober(host: str) -> None:
             answers = last[host]
+            # First probes spread over one interval: 64 ssh handshakes started together did not finish
+            # within a 10 s probe timeout on the 2-core reference machine, and every host was lost.
+            watch.stop.wait(live.interval_s * hosts.index(host) / len(hosts))
             while not watch.stop.is_set():
-                answers.probing()
-                answers.record(initiators[host].probe(live.probe_timeout_s, cancel=watch.stop))
+                while not gate.acquire(timeout=0.2):  # waiting for a slot is not a probe: its timeout has not begun
+                    if watch.stop.is_set():
+                        return
+                try:
+                    answers.probing()
+                    answers.record(initiators[host].probe(live.probe_timeout_s, cancel=watch.stop))
+                finally:
+                    gate.release()
                 watch.stop.wait(live.interval_s)
 
-        probers = [threading.Thread(target=prober, args=(host,), name=f"liveness {host}", daemon=True) for host in initiators]
+        probers = [threading.Thread(target=prober, args=(host,), name=f"liveness {host}", daemon=True) for host in hosts]
         for thread in probers:
             thread.start()
         while not watch.stop.wait(_CHECK_S):
