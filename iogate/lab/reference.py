@@ -33,8 +33,8 @@ from iogate.lab.registry import ARRAY_DRIVERS, CONNECTORS
 ROOT = Path(__file__).resolve().parents[2]
 MARKDOWN = ROOT / "docs" / "lab-reference.md"
 SCHEMA = ROOT / "labs" / "lab.schema.json"
-LAB_MODELS: tuple[type[BaseModel], ...] = (model.Lab, model.ArrayConfig, model.HostConfig, model.ProtocolConfig, model.VolumeSet,
-                                           model.QoS, model.DeviceIdentity, model.HostLiveness)
+LAB_MODELS: tuple[type[BaseModel], ...] = (model.Lab, model.ArrayConfig, model.HostConfig, model.HostSet, model.ProtocolConfig,
+                                           model.VolumeSet, model.QoS, model.DeviceIdentity, model.HostLiveness)
 # Where a driver's example options come from (the example column), beside the field's own examples.
 EXAMPLE_LABS = {"local": "labs/local.yaml", "linux_target": "labs/labvm.yaml", "static": "labs/examples/static.yaml",
                 "ontap": "labs/examples/ontap.yaml", "pure": "labs/examples/pure.yaml", "powerstore": "labs/examples/powerstore.yaml"}
@@ -252,6 +252,13 @@ def render_schema() -> str:
             rules.append({"if": {"properties": {key: {"const": name}}, "required": [key]},
                           "then": {"properties": {"options": {"$ref": f"#/$defs/{ref}"}}}})
         defs[holder]["allOf"] = rules
+    # `hosts` is a list or, on a netns lab, a HostSet the loader expands (Lab's before-validator): both are valid.
+    hostset = _model_schema(model.HostSet)
+    defs.update(hostset.pop("$defs", {}))
+    defs["HostSet"] = hostset
+    schema["properties"]["hosts"] = {"description": schema["properties"]["hosts"].get("description", ""),
+                                     "anyOf": [{k: v for k, v in schema["properties"]["hosts"].items() if k != "description"},
+                                               {"$ref": "#/$defs/HostSet"}]}
     schema["$schema"] = "http://json-schema.org/draft-07/schema#"
     schema["title"] = "IOGate lab file"
     return json.dumps(schema, indent=2, sort_keys=True) + "\n"
