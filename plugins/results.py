@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import pytest
 
-from criteria.spec import Check
 from fixtures.stash import POINTS, MeasuredPoint
 from iogate.errors import LabFileError
+from iogate.judging.spec import Check
 from iogate.metrics.generator import GENERATOR_CPU_BUSY_MAX_PCT, saturated_hosts
 from iogate.results.compare import regression_verdicts
 from iogate.results.store import ResultsStore, RunPoint, metrics_from_run

@@ -3,14 +3,14 @@
 Verdicts: every check of the spec's `baseline` family (criteria/poc.yaml: total
 IOPS >= bound, p99 completion latency <= bound per direction, no I/O errors),
 judged on the whole measured run after warmup, and the rules every family gets
-(no_errors, no_stall: criteria/family_rules.py): a whole-run mean hides 10 s at 0 IOPS, the stall check does not.
+(no_errors, no_stall: iogate/judging/family_rules.py): a whole-run mean hides 10 s at 0 IOPS, the stall check does not.
 """
 
 import allure
 import pytest
 
-from criteria.family_rules import run_verdicts
 from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
+from iogate.judging.family_rules import run_verdicts
 
 
 @pytest.mark.baseline

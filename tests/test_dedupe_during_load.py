@@ -26,13 +26,13 @@ import json
 import allure
 import pytest
 
-from criteria.events_family import event_checks, event_verdicts
-from criteria.families import DEDUPE
 from fixtures.events import attach_rise, attach_timeline, filled_volume, skip_without
 from iogate.arrays.base import Capability
 from iogate.engines.workload import Extent, JobSpec, RateProcess, RunPlan, WorkloadSpec, parse_block_size
 from iogate.events.load import phase_s, phased_runtime_s, scaled_iops, verify_region
 from iogate.events.model import Event
+from iogate.judging.events_family import event_checks, event_verdicts
+from iogate.judging.families import DEDUPE
 from iogate.metrics.windows import WindowStats, event_windows, window_stats
 
 DEDUPE_BLOCK = "64k"  # the fill's dedupe unit: duperemove on the local lab hashes 64 KiB blocks

@@ -14,7 +14,7 @@ throughput_min on the best step), steady_state judges the backend cases' top
 step (rounds = its one-second total IOPS: every job's expected interval grid,
 merged by time, so a second without a completed I/O is a round of 0 and two
 hosts ticking apart do not alternate); the rules every family gets (no_errors,
-no_stall: criteria/family_rules.py) every run.
+no_stall: iogate/judging/family_rules.py) every run.
 """
 
 from __future__ import annotations
@@ -22,12 +22,12 @@ from __future__ import annotations
 import allure
 import pytest
 
-from criteria import steady_state
-from criteria.families import CURVE_CRITERIA, SPEED, THROUGHPUT
-from criteria.family_rules import own_checks, rule_verdicts
-from criteria.points import SweepPoint
 from fixtures.suite import attach_table
 from iogate.engines.workload import JobSpec, RunPlan
+from iogate.judging import steady_state
+from iogate.judging.families import CURVE_CRITERIA, SPEED, THROUGHPUT
+from iogate.judging.family_rules import own_checks, rule_verdicts
+from iogate.judging.points import SweepPoint
 from iogate.metrics.hostcpu import host_cpu, mean_pct_per_kiops
 from iogate.metrics.resample import judged_series
 from iogate.procedures.iogen import load_iogen

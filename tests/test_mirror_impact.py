@@ -23,13 +23,13 @@ from __future__ import annotations
 import allure
 import pytest
 
-from criteria.events_family import event_checks, event_verdicts
-from criteria.families import MIRROR_BACKEND_WRITE, MIRROR_FRONTEND_WRITE, REPLICA
 from fixtures.events import attach_rise, attach_timeline, filled_volume
 from iogate.arrays.base import Capability
 from iogate.engines.workload import Extent, JobSpec, RunPlan, WorkloadSpec
 from iogate.events.load import phase_s, phased_runtime_s, scaled_iops, verify_region
 from iogate.events.model import Event
+from iogate.judging.events_family import event_checks, event_verdicts
+from iogate.judging.families import MIRROR_BACKEND_WRITE, MIRROR_FRONTEND_WRITE, REPLICA
 
 VOLUME_SIZE = "256MiB"
 LOAD_REGION = "224m"

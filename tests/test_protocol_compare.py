@@ -9,7 +9,7 @@ starts from the same state.
 
 Verdicts (spec family `protocols`): relative_to_baseline (baseline protocol =
 100, the lab's baseline_protocol), which needs its comparands (every lab protocol
-measured, at least one beside the baseline: criteria/points.py `comparands`), and
+measured, at least one beside the baseline: iogate/judging/points.py `comparands`), and
 the rules every family gets (no_errors, no_stall) on every protocol's run.
 """
 
@@ -18,12 +18,12 @@ from __future__ import annotations
 import allure
 import pytest
 
-from criteria import relative_to_baseline
-from criteria.family_rules import run_verdicts
-from criteria.points import SweepPoint, comparands
 from fixtures.stash import CONFIG_KEY
 from fixtures.suite import attach_table
 from iogate.engines.workload import RunPlan
+from iogate.judging import relative_to_baseline
+from iogate.judging.family_rules import run_verdicts
+from iogate.judging.points import SweepPoint, comparands
 from iogate.metrics.types import RunResult
 from iogate.procedures.netapp import load_netapp, netapp_jobs
 

@@ -19,7 +19,7 @@ the name of any slow host in the failure; aggregate of every incremental step
 sequential reads and judges the aggregate against the lab's declared
 `datapath_limit_bytes_per_s`, or skips when the lab declares none. Every step's
 run is also judged by the rules every family gets (I/O errors, stalls) and every
-planned step must be present (criteria/scaling_family.py); when the
+planned step must be present (iogate/judging/scaling_family.py); when the
 stepping test has already run that load on all hosts in this session, its
 N-host step is judged instead of running it again.
 
@@ -32,10 +32,10 @@ from __future__ import annotations
 import allure
 import pytest
 
-from criteria.scaling_family import DATAPATH, datapath_verdict, run_rules, stepping_verdicts
 from fixtures.scaling import attach_step_tables, host_targets
 from fixtures.stash import CONFIG_KEY
 from iogate.engines.workload import WorkloadSpec
+from iogate.judging.scaling_family import DATAPATH, datapath_verdict, run_rules, stepping_verdicts
 from iogate.procedures import scaling
 
 # The VAST-style schedule, one workload per line (runtime and ramp come from the run profile).

@@ -9,7 +9,7 @@ kept for a phase, deleted, and a recovery phase ends the run (each action takes
 as long as the array needs). Verdicts: the spec's events checks named
 snapshot_<case>_* and the shared snapshot_* ones, on the event window (snapshot
 exists) and on the recovery window after the delete, each alone or against the
-baseline window before it, on the load job only (criteria/events_family.py); the
+baseline window before it, on the load job only (iogate/judging/events_family.py); the
 mean latency rise is attached as evidence. A verify region on
 the same volume (fio crc32c) is written and checked throughout: the snapshot
 must not lose or corrupt an I/O.
@@ -22,14 +22,14 @@ from dataclasses import dataclass
 import allure
 import pytest
 
-from criteria.events_family import event_checks, event_verdicts
-from criteria.families import SNAPSHOT
-from criteria.spec import Check, FamilySpec
 from fixtures.events import attach_rise, attach_timeline, filled_volume, skip_without
 from iogate.arrays.base import Capability
 from iogate.engines.workload import Extent, JobSpec, RunPlan, WorkloadSpec
 from iogate.events.load import phase_s, phased_runtime_s, scaled_iops, verify_region
 from iogate.events.model import Event
+from iogate.judging.events_family import event_checks, event_verdicts
+from iogate.judging.families import SNAPSHOT
+from iogate.judging.spec import Check, FamilySpec
 
 VOLUME_SIZE = "256MiB"
 LOAD_REGION = "224m"  # the load's part of the volume; the rest is the verify region

@@ -23,12 +23,12 @@ from dataclasses import dataclass
 import allure
 import pytest
 
-from criteria.families import CURVE_CRITERIA  # judged over a whole load curve; other sweep checks judge each point's run
-from criteria.family_rules import run_verdicts
-from criteria.points import SweepPoint, expected_points
 from fixtures.stash import CONFIG_KEY
 from fixtures.suite import SweepRecord, attach_table
 from iogate.engines.workload import JobSpec, RunPlan
+from iogate.judging.families import CURVE_CRITERIA  # judged over a whole load curve; other sweep checks judge each point's run
+from iogate.judging.family_rules import run_verdicts
+from iogate.judging.points import SweepPoint, expected_points
 from iogate.procedures.dell import GridPoint, load_sweeps, point_row, relative_rows
 
 DELL = load_sweeps().dell

@@ -13,7 +13,7 @@ is judged against the whole IOPS fio paces it at, over intervals stretched by
 Verdicts (spec family `tiles`): target_iops_held per VM over vdbench-like 5 s
 intervals (naming every VM that missed), latency_bound per workload type
 (SQL, Web, Exchange, OLTP judged separately); the rules every family gets
-(no_errors, no_stall: criteria/family_rules.py) on the run.
+(no_errors, no_stall: iogate/judging/family_rules.py) on the run.
 """
 
 from __future__ import annotations
@@ -23,11 +23,11 @@ import dataclasses
 import allure
 import pytest
 
-from criteria import latency_bound, target_iops_held
-from criteria.family_rules import own_checks, rule_verdicts
 from fixtures.stash import CONFIG_KEY
 from fixtures.suite import attach_table
 from iogate.engines.workload import RunPlan
+from iogate.judging import latency_bound, target_iops_held
+from iogate.judging.family_rules import own_checks, rule_verdicts
 from iogate.metrics.resample import judged_series
 from iogate.procedures.hitachi import load_tiles, tile_jobs
 

@@ -34,7 +34,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from criteria.spec import Check, load_spec  # noqa: E402
+from iogate.judging.spec import Check, load_spec  # noqa: E402
 
 # Criteria whose bound is a floor (measured must stay above it); all others are ceilings.
 LOWER_BOUNDS = {"throughput_min", "iops_at_latency", "knee", "scaling_efficiency", "target_iops_held"}

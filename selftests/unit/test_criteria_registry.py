@@ -6,9 +6,9 @@ import importlib
 import inspect
 import pkgutil
 
-import criteria
-from criteria import outcome, registry
-from criteria.params import CriterionParams
+import iogate.judging
+from iogate.judging import outcome, registry
+from iogate.judging.params import CriterionParams
 from iogate.verdict import Unit, Verdict
 
 HELPERS = {"common", "params", "points", "registry", "spec", "outcome", "families", "events_family", "scaling_family",
@@ -16,10 +16,10 @@ HELPERS = {"common", "params", "points", "registry", "spec", "outcome", "familie
 
 
 def test_every_criterion_module_is_registered_under_its_name() -> None:
-    modules = {m.name for m in pkgutil.iter_modules(criteria.__path__)} - HELPERS
+    modules = {m.name for m in pkgutil.iter_modules(iogate.judging.__path__)} - HELPERS
     assert modules == set(registry.REGISTRY)
     for name, entry in registry.REGISTRY.items():
-        module = importlib.import_module(f"criteria.{name}")
+        module = importlib.import_module(f"iogate.judging.{name}")
         assert module.NAME == name == entry.name
         assert issubclass(entry.params, CriterionParams)
         assert entry.summary.startswith(f"{name}:")

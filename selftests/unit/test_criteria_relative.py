@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from criteria import relative_to_baseline, scaling_efficiency
+from iogate.judging import relative_to_baseline, scaling_efficiency
 
 PROTOCOLS = {"FC-4G": 10_000.0, "iSCSI": 9_700.0, "NFS": 10_300.0, "NVMe-TCP": 8_000.0}
 

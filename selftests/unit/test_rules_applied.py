@@ -1,5 +1,5 @@
 """No acceptance test measures a run without handing it to the family layer that applies the rules every
-family gets (criteria/family_rules.py: I/O errors and stalls on every run, the recovery window of an event).
+family gets (iogate/judging/family_rules.py: I/O errors and stalls on every run, the recovery window of an event).
 
 Read from the test modules' source: a test function that asks for `measure` or `during_load` must call one
 of the family layer's entry points. A test that judged its own checks alone would silently drop the rules.

@@ -19,8 +19,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, ValidationInfo
 
-from criteria.common import no_data
-from criteria.params import FINITE_OR_NOT, CriterionParams, in_range
+from iogate.judging.common import no_data
+from iogate.judging.params import FINITE_OR_NOT, CriterionParams, in_range
 from iogate.verdict import Unit, Verdict
 
 NAME = "relative_to_baseline"

@@ -15,7 +15,7 @@ from typing import Annotated, ClassVar
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo
 
-from criteria.common import parse_stat
+from iogate.judging.common import parse_stat
 
 _LATENCY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ns|us|µs|ms|s)\s*$")
 _NS_PER = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
@@ -116,7 +116,7 @@ class CriterionParams(BaseModel):
     other keywords are what a test measured or knows (targets, a limit, a window),
     never a bound. SPEC_REQUIRES names the bounds a spec must write out even
     where the criterion has a default for library use (a knee's min_knee_iops),
-    with why; the loader refuses a check without them (criteria/spec.py).
+    with why; the loader refuses a check without them (iogate/judging/spec.py).
     """
 
     model_config = ConfigDict(extra="forbid", validate_by_name=True, validate_by_alias=True, frozen=True, allow_inf_nan=False)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from criteria.common import DirectionName, Source, metric_of, no_data, stalls_of, window_name
-from criteria.params import CriterionParams, PositiveFigure
+from iogate.judging.common import DirectionName, Source, metric_of, no_data, stalls_of, window_name
+from iogate.judging.params import CriterionParams, PositiveFigure
 from iogate.metrics.nodata import NoData
 from iogate.verdict import Unit, Verdict
 

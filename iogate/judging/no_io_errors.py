@@ -20,7 +20,7 @@ from collections.abc import Iterable
 
 from pydantic import Field
 
-from criteria.params import CriterionParams
+from iogate.judging.params import CriterionParams
 from iogate.metrics.types import JobResult, RunResult
 from iogate.verdict import Unit, Verdict
 

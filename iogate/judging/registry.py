@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
 
-from criteria.params import CriterionParams
+from iogate.judging.params import CriterionParams
 from iogate.verdict import Verdict
 
 # One line per criterion: the module criteria/<name>.py with NAME, Params and evaluate().
@@ -25,7 +25,7 @@ _MODULE_NAMES: tuple[str, ...] = (
     "no_io_errors",
     "no_stall",
 )
-_MODULES: tuple[ModuleType, ...] = tuple(importlib.import_module(f"criteria.{name}") for name in _MODULE_NAMES)
+_MODULES: tuple[ModuleType, ...] = tuple(importlib.import_module(f"iogate.judging.{name}") for name in _MODULE_NAMES)
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 from pydantic import Field
 
-from criteria.params import CriterionParams, LatencyNs
+from iogate.judging.params import CriterionParams, LatencyNs
 from iogate.metrics.grid import per_vm
 from iogate.metrics.types import Interval, RunResult
 from iogate.metrics.windows import Window

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from criteria.common import Source, iops_of, latency_ns_of, parse_stat
+from iogate.judging.common import Source, iops_of, latency_ns_of, parse_stat
 from iogate.metrics.nodata import NoData
 from iogate.verdict import Unit, Verdict
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from criteria.common import no_data
-from criteria.params import CriterionParams, SharePct
+from iogate.judging.common import no_data
+from iogate.judging.params import CriterionParams, SharePct
 from iogate.verdict import Unit, Verdict
 
 NAME = "scaling_efficiency"

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from criteria.common import DirectionName, Source, metric_of, no_data, pct_change, stalls_of, window_name
-from criteria.params import CriterionParams, DropPct
+from iogate.judging.common import DirectionName, Source, metric_of, no_data, pct_change, stalls_of, window_name
+from iogate.judging.params import CriterionParams, DropPct
 from iogate.metrics.nodata import NoData
 from iogate.verdict import Unit, Verdict
 

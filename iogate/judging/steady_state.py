@@ -22,8 +22,8 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field, ValidationInfo
 
-from criteria.common import no_data
-from criteria.params import FINITE_OR_NOT, CriterionParams, in_range
+from iogate.judging.common import no_data
+from iogate.judging.params import FINITE_OR_NOT, CriterionParams, in_range
 from iogate.verdict import Unit, Verdict
 
 NAME = "steady_state"

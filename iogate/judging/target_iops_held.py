@@ -22,8 +22,8 @@ from typing import Annotated
 
 from pydantic import AfterValidator
 
-from criteria.common import no_data
-from criteria.params import FINITE_OR_NOT, CriterionParams, in_range
+from iogate.judging.common import no_data
+from iogate.judging.params import FINITE_OR_NOT, CriterionParams, in_range
 from iogate.metrics import grid
 from iogate.metrics.types import Series
 from iogate.metrics.windows import Window
