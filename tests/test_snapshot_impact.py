@@ -27,9 +27,6 @@ from iogate.arrays.base import Capability
 from iogate.engines.workload import Extent, JobSpec, RunPlan, WorkloadSpec
 from iogate.events.load import phase_s, phased_runtime_s, scaled_iops, verify_region
 from iogate.events.model import Event
-from iogate.judging.events_family import event_checks, event_verdicts
-from iogate.judging.families import SNAPSHOT
-from iogate.judging.spec import Check, FamilySpec
 
 VOLUME_SIZE = "256MiB"
 LOAD_REGION = "224m"  # the load's part of the volume; the rest is the verify region
@@ -44,21 +41,12 @@ class Case:
     size: str  # working set of the load
     published: str
 
-    @property
-    def prefix(self) -> str:
-        """Events-family checks named snapshot_<case>_* judge this case only; other snapshot_* checks every case."""
-        return f"{SNAPSHOT}{self.name}_"
-
 
 CASES = (
     Case("read", "reads of a snapshotted volume", 100, LOAD_REGION, "0 % drop"),
     Case("frontend_write", "writes to a small working set (no destaging)", 0, "8m", "0 % drop"),
     Case("backend_write", "writes over the whole volume (copy-on-write)", 0, LOAD_REGION, "50 % drop"),
 )
-
-
-def case_checks(family: FamilySpec, case: Case) -> list[Check]:
-    return [*event_checks(family, case.prefix), *event_checks(family, SNAPSHOT, others=[c.prefix for c in CASES])]
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +63,7 @@ def snapshot_volume(lab, array, volume_factory, connect, engine):  # type: ignor
 @allure.feature("events")
 @allure.story("snapshot impact")
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_snapshot_impact(case: Case, snapshot_volume, lab, during_load, judge, profile, spec) -> None:  # type: ignore[no-untyped-def]
+def test_snapshot_impact(case: Case, snapshot_volume, lab, during_load, judge, profile) -> None:  # type: ignore[no-untyped-def]
     connection = snapshot_volume
     volume = connection.volume
     # Three phases of at least 4 s: one-second IOPS of an unthrottled load swing, a window must average them.
@@ -101,6 +89,6 @@ def test_snapshot_impact(case: Case, snapshot_volume, lab, during_load, judge, p
                     spans=[("snapshot exists", *run.timeline.span_ms(create, delete))])
 
     baseline, event, recovery = run.window_stats(create, delete, jobs=("load",))
-    family = spec.for_family("events")
-    judge(event_verdicts(family, case_checks(family, case), baseline, event, recovery, run.result))
+    # Events checks named snapshot_<case>_* judge this case only, other snapshot_* every case (the judge picks them).
+    judge.events("snapshot", baseline, event, recovery, run.result, case=case.name)
     attach_rise(baseline, event, "snapshot impact (evidence)")
