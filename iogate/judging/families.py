@@ -25,27 +25,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from iogate.judging import (
-    iops_at_latency,
-    knee,
-    latency_bound,
-    latency_delta,
-    no_io_errors,
-    no_stall,
-    relative_to_baseline,
-    scaling_efficiency,
-    steady_state,
-    target_iops_held,
-    throughput_impact,
-    throughput_min,
-)
+from iogate.judging import no_io_errors, no_stall, registry, relative_to_baseline, scaling_efficiency, steady_state
 
-# Criteria by what a test hands them.
-ON_RUN = frozenset({throughput_min.NAME, latency_bound.NAME, no_io_errors.NAME})  # a measured run (or runs)
-CURVE_CRITERIA = frozenset({iops_at_latency.NAME, knee.NAME})  # a load curve's sweep points, in load order
-ON_EVENT = frozenset({latency_bound.NAME, throughput_min.NAME})  # the event window alone (absolute bounds)
-AGAINST_BASELINE = frozenset({throughput_impact.NAME, latency_delta.NAME})  # the event window vs the baseline window before it
-ON_TARGETS = frozenset({target_iops_held.NAME})  # per-VM interval series and IOPS targets
+# Criteria by what a test hands them, as each criterion declares (EVIDENCE; registry.accepting).
+ON_RUN = registry.accepting("run")  # a measured run (or runs)
+CURVE_CRITERIA = registry.accepting("curve")  # a load curve's sweep points, in load order
+ON_EVENT = registry.accepting("window")  # the event window alone (absolute bounds)
+AGAINST_BASELINE = registry.accepting("window_pair")  # the event window vs the baseline window before it
+ON_TARGETS = registry.accepting("targets")  # per-VM interval series and IOPS targets
 
 # Every family (iogate/judging/family_rules.py): the rules judged on every run, by these names when a spec sets their bounds.
 STALL = "no_stall"

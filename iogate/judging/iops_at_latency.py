@@ -16,11 +16,13 @@ from collections.abc import Sequence
 from pydantic import Field
 
 from iogate.judging.common import NS_PER_MS, no_data
-from iogate.judging.params import CriterionParams, LatencyStat, PositiveIops, PositiveLatencyNs
+from iogate.judging.params import Bound, CriterionParams, Evidence, LatencyStat, PositiveIops, PositiveLatencyNs
 from iogate.judging.points import SweepPoint
 from iogate.verdict import Unit, Verdict
 
 NAME = "iops_at_latency"
+EVIDENCE: tuple[Evidence, ...] = ("curve",)  # what a test hands evaluate()
+BOUND = Bound("min_iops", floor=True, unit="IOPS")
 
 
 class Params(CriterionParams):

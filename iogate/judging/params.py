@@ -11,7 +11,8 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from typing import Annotated, ClassVar
+from dataclasses import dataclass
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo
 
@@ -121,3 +122,27 @@ class CriterionParams(BaseModel):
 
     model_config = ConfigDict(extra="forbid", validate_by_name=True, validate_by_alias=True, frozen=True, allow_inf_nan=False)
     SPEC_REQUIRES: ClassVar[dict[str, str]] = {}
+
+
+# -- what a criterion declares once, beside its Params: the evidence it accepts and its bound ------------------------
+# Evidence kinds a test can hand the judge (iogate/judging/judge.py): a measured run (fio's totals), one window of
+# the per-second logs, the event window against the baseline window before it, a load curve's points, per-VM series
+# and targets, figures by name against a reference one, an aggregate against a reference, a run's rounds, and a run's
+# per-interval completions (where a job fell silent).
+Evidence = Literal["run", "window", "window_pair", "curve", "targets", "figures", "aggregate", "rounds", "intervals"]
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A criterion's bound: the Params field holding it, whether measured must stay at or above it (a floor) or at or
+    below it (a ceiling), and its unit. `change_pct`: measured is a relative change in % (a drop, a rise, a deviation),
+    so a calibration margin is in percentage points. `proposed`: measured is a distance from this bound, so
+    calibration can propose one from it (a share of intervals, a round count, a silent span are recorded only);
+    `shown_scale` turns the Params value into the verdict's unit where it is not proposed."""
+
+    key: str | None
+    floor: bool
+    unit: str
+    change_pct: bool = False
+    proposed: bool = True
+    shown_scale: float = 1.0

@@ -1,4 +1,8 @@
-"""Criterion name -> evaluator and its bounds model. Adding a criterion = one module + one line here."""
+"""Criterion name -> evaluator, its bounds model, the evidence it accepts and its bound.
+
+Adding a criterion = one module (NAME, EVIDENCE, BOUND, Params, evaluate) + one line here. What is kept by
+name elsewhere is read from here: which criteria judge a run, a window, a curve ... (families.py), which bound
+calibration proposes and how (tools/calibrate.py)."""
 
 from __future__ import annotations
 
@@ -7,10 +11,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
 
-from iogate.judging.params import CriterionParams
+from iogate.judging.params import Bound, CriterionParams, Evidence
 from iogate.verdict import Verdict
 
-# One line per criterion: the module criteria/<name>.py with NAME, Params and evaluate().
+# One line per criterion: the module iogate/judging/<name>.py with NAME, EVIDENCE, BOUND, Params and evaluate().
 _MODULE_NAMES: tuple[str, ...] = (
     "throughput_min",
     "latency_bound",
@@ -34,11 +38,18 @@ class Criterion:
     evaluate: Callable[..., Verdict]
     params: type[CriterionParams]
     summary: str  # first line of the module docstring
+    evidence: tuple[Evidence, ...]  # what a test hands evaluate()
+    bound: Bound
 
 
 REGISTRY: dict[str, Criterion] = {
-    m.NAME: Criterion(m.NAME, m.evaluate, m.Params, (m.__doc__ or "").strip().splitlines()[0]) for m in _MODULES
+    m.NAME: Criterion(m.NAME, m.evaluate, m.Params, (m.__doc__ or "").strip().splitlines()[0], m.EVIDENCE, m.BOUND) for m in _MODULES
 }
+
+
+def accepting(*kinds: Evidence) -> frozenset[str]:
+    """The criteria that accept any of these kinds of evidence."""
+    return frozenset(name for name, c in REGISTRY.items() if set(kinds) & set(c.evidence))
 
 
 def get(name: str) -> Criterion:

@@ -16,10 +16,12 @@ import math
 from collections.abc import Mapping
 
 from iogate.judging.common import no_data
-from iogate.judging.params import CriterionParams, SharePct
+from iogate.judging.params import Bound, CriterionParams, Evidence, SharePct
 from iogate.verdict import Unit, Verdict
 
 NAME = "scaling_efficiency"
+EVIDENCE: tuple[Evidence, ...] = ("aggregate",)  # what a test hands evaluate()
+BOUND = Bound("min_efficiency_pct", floor=True, unit="% of the reference")
 
 
 class Params(CriterionParams):
