@@ -1,6 +1,7 @@
 """Verdicts decide tests: every verdict is attached; any failed one fails the test.
 
-A test hands verdicts to the `judge` fixture; after the test body returns, the
+A test hands its evidence to the `judge` fixture (judge.run, judge.events ...: iogate/judging/judge.py picks the
+spec's checks and applies the rules every family gets), which records the verdicts; after the test body returns, the
 verdict table is attached to its Allure result and a failed verdict fails the
 test with one line per failure: criterion, measured, bound and window. Such a
 failure is a *product defect*; an exception from the harness is infrastructure.
@@ -259,7 +260,8 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function):  # type: ignore[no-untyped-
         if out:
             _append_rows(out, pyfuncitem.nodeid, verdicts, [j.invalid for j in judged])
     if not verdicts and "judge" in pyfuncitem.fixturenames:
-        spec = pyfuncitem.funcargs.get("spec")
+        config = pyfuncitem.config.stash.get(CONFIG_KEY, None)  # tests hand evidence to `judge`, most never ask for `spec`
+        spec = pyfuncitem.funcargs.get("spec") or (config.spec if config is not None else None)
         raise AssertionError(NOTHING_JUDGED_PREFIX + f"spec {getattr(spec, 'path', '?')} has no check "
                              "for what this test measured (add its family's checks, or deselect the test)")
     failed = [j for j in judged if j.stands_failed]
