@@ -36,7 +36,7 @@ from fixtures.stash import CONFIG_KEY, POINTS, MeasuredPoint
 from iogate.judging.judge import SpecJudge
 from iogate.judging.points import SweepPoint
 from iogate.judging.spec import AcceptanceSpec
-from iogate.metrics.generator import hosts_sharing_array_cpus, invalid_reason, saturated_hosts
+from iogate.judging.validity import invalid_reasons
 from iogate.metrics.types import RunResult, Series
 from iogate.metrics.windows import WindowStats
 from iogate.procedures.scaling import Step, StepResult
@@ -210,11 +210,10 @@ def _append_rows(path: str, nodeid: str, verdicts: list[Verdict], invalid: list[
 
 def judge_validity(item: pytest.Item, verdicts: list[Verdict]) -> list[Judged]:
     """Each verdict with the reason it is an invalid measurement (None where it stands)."""
-    points = item.stash.get(POINTS, [])
-    saturated = saturated_hosts((p.name, p.result) for p in points)
     config = item.config.stash.get(CONFIG_KEY, None)
-    shared = hosts_sharing_array_cpus(config.lab) if saturated and config is not None else {}
-    return [Judged(v, invalid_reason(v, saturated, shared)) for v in verdicts]
+    points = [(p.name, p.result) for p in item.stash.get(POINTS, [])]
+    reasons = invalid_reasons(verdicts, points, config.lab if config is not None else None)
+    return [Judged(v, why) for v, why in zip(verdicts, reasons, strict=True)]
 
 
 def _on_point(verdicts: list[Verdict], points: list[MeasuredPoint]) -> list[Verdict]:
