@@ -102,7 +102,7 @@ explore: setup
 	HYPOTHESIS_PROFILE=explore $(PY) -m pytest selftests/unit -p no:cacheprovider $(PYTEST_ARGS)
 
 lint:
-	$(VENV)/bin/ruff check iogate fixtures plugins criteria tests selftests tools conftest.py
+	$(VENV)/bin/ruff check iogate fixtures plugins tests selftests tools conftest.py
 
 # Repeat TESTS N times from a fresh clone of HEAD and print pass counts: make soak N=5 TESTS="selftests/labvm".
 soak: setup

@@ -34,7 +34,7 @@ class Verdict:
     shown as a table in the report. `description` (what the check judges) and
     `bound_source` (where its bound comes from: "[published] ...", "[BUYER]
     ...", "calibrated N=20 ...") are the spec check's, filled in when a check
-    evaluates (criteria/spec.py Check.evaluate), so a reviewer reads them beside
+    evaluates (iogate/judging/spec.py Check.evaluate), so a reviewer reads them beside
     the figures.
 
     `point` and `host` say what it was judged on: the run point's name (the

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from criteria.spec import AcceptanceSpec, load_spec
 from fixtures.stash import CONFIG_KEY, IOGateConfig
 from iogate.errors import IOGateError
+from iogate.judging.spec import AcceptanceSpec, load_spec
 from iogate.lab import DEFAULT_LAB, Lab, load_lab, registry
 from iogate.lab.profiles import Profile, resolve_profile
 from iogate.results.compare import LAST, NO_BASELINE, check_baseline_option

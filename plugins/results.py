@@ -15,11 +15,9 @@ from __future__ import annotations
 
 import pytest
 
-from criteria.spec import Check
 from fixtures.stash import POINTS, MeasuredPoint, facts
-from iogate.errors import LabFileError
+from iogate.judging.regression import regression
 from iogate.metrics.generator import GENERATOR_CPU_BUSY_MAX_PCT, saturated_hosts
-from iogate.results.compare import regression_verdicts
 from iogate.results.run_context import run_context
 from iogate.results.store import ResultsStore, RunPoint, metrics_from_run
 from iogate.verdict import Verdict
@@ -32,15 +30,6 @@ def _store(config: pytest.Config) -> ResultsStore:
     if STORE not in config.stash:
         config.stash[STORE] = ResultsStore(config.stash[CONFIG_KEY].results_db)
     return config.stash[STORE]
-
-
-def _regression_checks(config: pytest.Config) -> list[Check]:
-    """Every check of the spec's regression family; --baseline with none to judge is a spec error, not a pass."""
-    spec = config.stash[CONFIG_KEY].spec
-    checks = list(spec.for_family("regression"))
-    if not checks:
-        raise LabFileError(f"{spec.path}: --baseline given but the spec has no check in family regression")
-    return checks
 
 
 def point_invalid(point: MeasuredPoint) -> str | None:
@@ -65,10 +54,9 @@ def after_test(item: pytest.Item, run_id: str, verdicts: list[Verdict]) -> list[
     measured = [(f"{item.nodeid}::{point.name}", point, metrics_from_run(point.result)) for point in points]
     added: list[Verdict] = []
     if iogate_config.baseline:
-        checks = _regression_checks(config)
-        for test_id, point, metrics in measured:
-            added.extend(regression_verdicts(store, test_id, point.params, metrics, iogate_config.baseline, checks,
-                                             current_run=run_id, window=point.name))
+        for test_id, point, metrics in measured:  # the regression rule: iogate/judging/regression.py
+            added.extend(regression(iogate_config.spec, store, test_id, point.params, metrics, iogate_config.baseline,
+                                    current_run=run_id, window=point.name))
     for test_id, point, metrics in measured:
         store.add(
             RunPoint.from_verdicts(

@@ -1,6 +1,7 @@
 """Verdicts decide tests: every verdict is attached; any failed one fails the test.
 
-A test hands verdicts to the `judge` fixture; after the test body returns, the
+A test hands its evidence to the `judge` fixture (judge.run, judge.events ...: iogate/judging/judge.py picks the
+spec's checks and applies the rules every family gets), which records the verdicts; after the test body returns, the
 verdict table is attached to its Allure result and a failed verdict fails the
 test with one line per failure: criterion, measured, bound and window. Such a
 failure is a *product defect*; an exception from the harness is infrastructure.
@@ -24,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 import html
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,7 +33,13 @@ import allure
 import pytest
 
 from fixtures.stash import CONFIG_KEY, POINTS, MeasuredPoint
-from iogate.metrics.generator import hosts_sharing_array_cpus, invalid_reason, saturated_hosts
+from iogate.judging.judge import SpecJudge
+from iogate.judging.points import SweepPoint
+from iogate.judging.spec import AcceptanceSpec
+from iogate.judging.validity import invalid_reasons
+from iogate.metrics.types import RunResult, Series
+from iogate.metrics.windows import WindowStats
+from iogate.procedures.scaling import Step, StepResult
 from iogate.report.figures import significant
 from iogate.report.table import html_table
 from iogate.verdict import Verdict
@@ -50,14 +57,68 @@ class MeasurementInvalid(Exception):
 
 
 class Judge:
-    """Collects a test's verdicts. `judge(verdict)` or `judge(*verdicts)`; returns them.
+    """Collects a test's verdicts and judges its evidence by the session's spec.
+
+    A test hands evidence to one method per kind (iogate/judging/judge.py SpecJudge decides which checks judge it and
+    applies the rules every family gets): `judge.run(family, run)`, `judge.curve(...)`, `judge.targets(...)`,
+    `judge.speed(...)`/`judge.throughput(...)`, `judge.protocols(...)`, `judge.events(...)`, `judge.scaling(...)`,
+    `judge.datapath(...)`; each records its verdicts and returns them. `judge(verdict)` records verdicts judged
+    elsewhere (the self-tests).
 
     A verdict that names no run point is given the test's only point when it has measured exactly one so far
     (it can have been judged on no other); with two or more, which one is not known and it stays unnamed."""
 
-    def __init__(self, sink: list[Verdict], points: list[MeasuredPoint] | None = None) -> None:
+    def __init__(self, sink: list[Verdict], points: list[MeasuredPoint] | None = None,
+                 spec: Callable[[], AcceptanceSpec] | None = None) -> None:
         self.verdicts = sink
         self.points = points if points is not None else []
+        self._spec = spec  # the session's spec, asked for when evidence is first judged (a self-test may have none)
+
+    @property
+    def by_spec(self) -> SpecJudge:
+        if self._spec is None:
+            raise RuntimeError("this judge has no spec: it only records verdicts judged elsewhere")
+        return SpecJudge(self._spec())
+
+    def run(self, family: str, runs: RunResult | Sequence[RunResult]) -> list[Verdict]:
+        return self(self.by_spec.run(family, runs))
+
+    def rules(self, family: str, runs: Sequence[RunResult]) -> list[Verdict]:
+        return self(self.by_spec.rules(family, runs))
+
+    def judges_curves(self, family: str) -> bool:
+        return self.by_spec.judges_curves(family)
+
+    def curve(self, family: str, curves: Mapping[str, Sequence[SweepPoint]], *, planned: Sequence[str], measured: Sequence[str],
+              what: str, window: str) -> list[Verdict]:
+        return self(self.by_spec.curve(family, curves, planned=planned, measured=measured, what=what, window=window))
+
+    def targets(self, family: str, run: RunResult, series: Series, targets: Mapping[str, float],
+                groups: Mapping[str, Collection[str]]) -> list[Verdict]:
+        return self(self.by_spec.targets(family, run, series, targets, groups))
+
+    def speed(self, case: str, run: RunResult) -> list[Verdict]:
+        return self(self.by_spec.speed(case, run))
+
+    def throughput(self, case: str, steps: Sequence[tuple[str, RunResult]], *, backend: bool) -> list[Verdict]:
+        return self(self.by_spec.throughput(case, steps, backend=backend))
+
+    def protocols(self, results: Mapping[str, RunResult], *, planned: Sequence[str], baseline: str,
+                  figures: Mapping[str, Callable[[RunResult], float]], window: str) -> list[Verdict]:
+        return self(self.by_spec.protocols(results, planned=planned, baseline=baseline, figures=figures, window=window))
+
+    def events(self, service: str, baseline: WindowStats, event: WindowStats, recovery: WindowStats, run: RunResult, *,
+               case: str | None = None, series: Series | None = None, targets: Mapping[str, float] | None = None) -> list[Verdict]:
+        return self(self.by_spec.events(service, baseline, event, recovery, run, case=case, series=series, targets=targets))
+
+    def scaling(self, results: Sequence[StepResult], *, planned: Sequence[Step], runs: Sequence[RunResult]) -> list[Verdict]:
+        return self(self.by_spec.scaling(results, planned=planned, runs=runs))
+
+    def judges_datapath(self) -> bool:
+        return self.by_spec.judges_datapath()
+
+    def datapath(self, aggregate_bytes_per_s: float, hosts: int, limit_bytes_per_s: float) -> list[Verdict]:
+        return self(self.by_spec.datapath(aggregate_bytes_per_s, hosts, limit_bytes_per_s))
 
     def __call__(self, *verdicts: Verdict | Iterable[Verdict]) -> list[Verdict]:
         added: list[Verdict] = []
@@ -71,7 +132,8 @@ class Judge:
 
 @pytest.fixture
 def judge(request: pytest.FixtureRequest) -> Judge:
-    return Judge(request.node.stash.setdefault(VERDICTS, []), request.node.stash.setdefault(POINTS, []))
+    return Judge(request.node.stash.setdefault(VERDICTS, []), request.node.stash.setdefault(POINTS, []),
+                 lambda: request.getfixturevalue("spec"))
 
 
 @dataclass(frozen=True)
@@ -148,11 +210,10 @@ def _append_rows(path: str, nodeid: str, verdicts: list[Verdict], invalid: list[
 
 def judge_validity(item: pytest.Item, verdicts: list[Verdict]) -> list[Judged]:
     """Each verdict with the reason it is an invalid measurement (None where it stands)."""
-    points = item.stash.get(POINTS, [])
-    saturated = saturated_hosts((p.name, p.result) for p in points)
     config = item.config.stash.get(CONFIG_KEY, None)
-    shared = hosts_sharing_array_cpus(config.lab) if saturated and config is not None else {}
-    return [Judged(v, invalid_reason(v, saturated, shared)) for v in verdicts]
+    points = [(p.name, p.result) for p in item.stash.get(POINTS, [])]
+    reasons = invalid_reasons(verdicts, points, config.lab if config is not None else None)
+    return [Judged(v, why) for v, why in zip(verdicts, reasons, strict=True)]
 
 
 def _on_point(verdicts: list[Verdict], points: list[MeasuredPoint]) -> list[Verdict]:
@@ -198,7 +259,8 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function):  # type: ignore[no-untyped-
         if out:
             _append_rows(out, pyfuncitem.nodeid, verdicts, [j.invalid for j in judged])
     if not verdicts and "judge" in pyfuncitem.fixturenames:
-        spec = pyfuncitem.funcargs.get("spec")
+        config = pyfuncitem.config.stash.get(CONFIG_KEY, None)  # tests hand evidence to `judge`, most never ask for `spec`
+        spec = pyfuncitem.funcargs.get("spec") or (config.spec if config is not None else None)
         raise AssertionError(NOTHING_JUDGED_PREFIX + f"spec {getattr(spec, 'path', '?')} has no check "
                              "for what this test measured (add its family's checks, or deselect the test)")
     failed = [j for j in judged if j.stands_failed]

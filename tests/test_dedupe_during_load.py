@@ -26,8 +26,6 @@ import json
 import allure
 import pytest
 
-from criteria.events_family import event_checks, event_verdicts
-from criteria.families import DEDUPE
 from fixtures.events import attach_rise, attach_timeline, filled_volume, skip_without
 from iogate.arrays.base import Capability
 from iogate.engines.workload import Extent, JobSpec, RateProcess, RunPlan, WorkloadSpec, parse_block_size
@@ -91,7 +89,7 @@ def job_window(run, phase_s: float) -> tuple[WindowStats, WindowStats, WindowSta
 @allure.epic("Data services during load")
 @allure.feature("events")
 @allure.story("dedupe during load")
-def test_dedupe_during_load(datastore, lab, during_load, judge, profile, spec) -> None:  # type: ignore[no-untyped-def]
+def test_dedupe_during_load(datastore, lab, during_load, judge, profile) -> None:  # type: ignore[no-untyped-def]
     connection = datastore
     # A baseline phase; the dedupe job (one pass, as long as it takes); a phase of recovery after it.
     phase = phase_s(profile, parts=2, min_s=5.0)
@@ -111,9 +109,7 @@ def test_dedupe_during_load(datastore, lab, during_load, judge, profile, spec) -
                     spans=[(f"dedupe job (-{reclaimed_mib:.0f} MiB)", job.start_ms, job.end_ms),
                            ("judged window", event.window.start_ms, event.window.end_ms)])
 
-    family = spec.for_family("events")
-    verdicts = judge(event_verdicts(family, event_checks(family, DEDUPE), baseline, event, recovery, run.result,
-                                    series=run.series(tuple(targets)), targets=targets))
+    verdicts = judge.events("dedupe", baseline, event, recovery, run.result, series=run.series(tuple(targets)), targets=targets)
     impact = attach_rise(
         baseline, event, "dedupe impact (evidence)",
         verdicts=[v.line() for v in verdicts],

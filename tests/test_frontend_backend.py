@@ -14,7 +14,7 @@ throughput_min on the best step), steady_state judges the backend cases' top
 step (rounds = its one-second total IOPS: every job's expected interval grid,
 merged by time, so a second without a completed I/O is a round of 0 and two
 hosts ticking apart do not alternate); the rules every family gets (no_errors,
-no_stall: criteria/family_rules.py) every run.
+no_stall: iogate/judging/family_rules.py) every run.
 """
 
 from __future__ import annotations
@@ -22,14 +22,10 @@ from __future__ import annotations
 import allure
 import pytest
 
-from criteria import steady_state
-from criteria.families import CURVE_CRITERIA, SPEED, THROUGHPUT
-from criteria.family_rules import own_checks, rule_verdicts
-from criteria.points import SweepPoint
 from fixtures.suite import attach_table
 from iogate.engines.workload import JobSpec, RunPlan
+from iogate.judging.evidence import SweepPoint
 from iogate.metrics.hostcpu import host_cpu, mean_pct_per_kiops
-from iogate.metrics.resample import judged_series
 from iogate.procedures.iogen import load_iogen
 
 IOGEN = load_iogen().iogen
@@ -39,11 +35,6 @@ CASES = list(IOGEN.cases)
 def split(processes: int, volumes: int) -> list[int]:
     """Processes per volume, as even as possible; volumes left without a process get no job."""
     return [processes // volumes + (1 if i < processes % volumes else 0) for i in range(volumes)]
-
-
-def for_case(checks, case: str) -> list:  # type: ignore[no-untyped-def]
-    """A check naming a case (speed_frontend_read_latency_max) judges that case only; others every case."""
-    return [c for c in checks if case in c.name or not any(name in c.name for name in CASES)]
 
 
 def run_step(case, processes, iodepth, lab, volumes, connect, measure, profile):  # type: ignore[no-untyped-def]
@@ -69,14 +60,12 @@ def row(label: str, result) -> dict:  # type: ignore[no-untyped-def]
 @allure.feature("kpi")
 @allure.story("SPEED: latency of one process")
 @pytest.mark.parametrize("case", CASES)
-def test_kpi_speed(case, lab, kpi_volumes, connect, measure, profile, spec, judge):
+def test_kpi_speed(case, lab, kpi_volumes, connect, measure, profile, judge):
     allure.dynamic.parameter("case", case)
     allure.dynamic.parameter("working_set", IOGEN.cases[case].working_set)
     result = run_step(case, IOGEN.speed.processes, IOGEN.speed.iodepth, lab, kpi_volumes[:1], connect, measure, profile)
     attach_table(f"{case} SPEED", [row("p1", result)])
-    family = spec.for_family("kpi")
-    judge(check.evaluate(result) for check in for_case(own_checks(family), case) if check.name.startswith(SPEED))
-    judge(rule_verdicts(family, result))
+    judge.speed(case, result)
 
 
 @pytest.mark.kpi
@@ -85,21 +74,10 @@ def test_kpi_speed(case, lab, kpi_volumes, connect, measure, profile, spec, judg
 @allure.feature("kpi")
 @allure.story("THROUGHPUT: N IOPS @ latency, processes auto-scaled")
 @pytest.mark.parametrize("case", CASES)
-def test_kpi_throughput(case, lab, kpi_volumes, connect, measure, profile, spec, judge):
+def test_kpi_throughput(case, lab, kpi_volumes, connect, measure, profile, judge):
     steps = IOGEN.throughput_steps(profile)
     allure.dynamic.parameter("case", case)
     allure.dynamic.parameter("processes", ",".join(map(str, steps)))
-    family = spec.for_family("kpi")
-    checks = for_case(own_checks(family), case)
     results = [(f"p{n}", run_step(case, n, IOGEN.throughput.iodepth, lab, kpi_volumes, connect, measure, profile)) for n in steps]
     attach_table(f"{case} THROUGHPUT", [row(label, r) for label, r in results])
-    points = [SweepPoint.from_run(r, label) for label, r in results]
-    best = max((r for _, r in results), key=lambda r: r.total_iops)
-    judge(verdict for _, r in results for verdict in rule_verdicts(family, r))
-    for check in checks:
-        if check.name.startswith(THROUGHPUT):
-            judge(check.evaluate(points) if check.criterion in CURVE_CRITERIA else check.evaluate(best))
-        elif check.criterion == steady_state.NAME and IOGEN.cases[case].working_set == "backend":
-            top = results[-1][1]
-            rounds = [iops for _, iops, _ in judged_series(top, top.series.interval_ms).totals()]
-            judge(check.evaluate(rounds))
+    judge.throughput(case, results, backend=IOGEN.cases[case].working_set == "backend")

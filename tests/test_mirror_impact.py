@@ -23,8 +23,6 @@ from __future__ import annotations
 import allure
 import pytest
 
-from criteria.events_family import event_checks, event_verdicts
-from criteria.families import MIRROR_BACKEND_WRITE, MIRROR_FRONTEND_WRITE, REPLICA
 from fixtures.events import attach_rise, attach_timeline, filled_volume
 from iogate.arrays.base import Capability
 from iogate.engines.workload import Extent, JobSpec, RunPlan, WorkloadSpec
@@ -34,10 +32,10 @@ from iogate.events.model import Event
 VOLUME_SIZE = "256MiB"
 LOAD_REGION = "224m"
 VERIFY_REGION = (224 << 20, 32 << 20)  # (offset, size) in bytes
-# case: (working set, prefix of its events-family checks, published drop)
+# case: (working set, published drop); its events checks are named mirror_<case>_*
 MIRROR_CASES = {
-    "frontend_write": ("8m", MIRROR_FRONTEND_WRITE, "50 %"),
-    "backend_write": (LOAD_REGION, MIRROR_BACKEND_WRITE, "70 %"),
+    "frontend_write": ("8m", "50 %"),
+    "backend_write": (LOAD_REGION, "70 %"),
 }
 
 
@@ -63,7 +61,7 @@ def mirrored_volume(lab, volume_factory, connect, engine):  # type: ignore[no-un
 @allure.epic("Data services during load")
 @allure.feature("events")
 @allure.story("replica initial sync during load")
-def test_replica_initial_sync(request, lab, require, during_load, judge, profile, spec) -> None:  # type: ignore[no-untyped-def]
+def test_replica_initial_sync(request, lab, require, during_load, judge, profile) -> None:  # type: ignore[no-untyped-def]
     require(Capability.REPLICATE)
     connection = request.getfixturevalue("mirrored_volume")
     phase = phase_s(profile)
@@ -85,8 +83,7 @@ def test_replica_initial_sync(request, lab, require, during_load, judge, profile
     allure.dynamic.parameter("copied_bytes", copied_bytes, excluded=True)
 
     baseline, event, recovery = run.window_stats(sync.label, jobs=("load",))
-    family = spec.for_family("events")
-    judge(event_verdicts(family, event_checks(family, REPLICA), baseline, event, recovery, run.result))
+    judge.events("replica", baseline, event, recovery, run.result)
     attach_rise(baseline, event, "replica sync impact (evidence)")
 
 
@@ -96,10 +93,10 @@ def test_replica_initial_sync(request, lab, require, during_load, judge, profile
 @allure.feature("events")
 @allure.story("synchronous mirror impact")
 @pytest.mark.parametrize("case", list(MIRROR_CASES))
-def test_synchronous_mirror(case: str, request, lab, require, during_load, judge, profile, spec) -> None:  # type: ignore[no-untyped-def]
+def test_synchronous_mirror(case: str, request, lab, require, during_load, judge, profile) -> None:  # type: ignore[no-untyped-def]
     require(Capability.MIRROR)  # before the volume is filled: a lab without mirrors skips here, naming driver and capability
     connection = request.getfixturevalue("mirrored_volume")
-    working_set, check, published = MIRROR_CASES[case]
+    working_set, published = MIRROR_CASES[case]
     phase = phase_s(profile)
     runtime_s = phased_runtime_s(phase, profile)
     load = write_load(f"mirror-{case}", working_set, runtime_s, profile.ramp_s)
@@ -117,5 +114,4 @@ def test_synchronous_mirror(case: str, request, lab, require, during_load, judge
                     spans=[*run.timeline.spans(), ("mirror steady", steady.start_ms, steady.end_ms)])
 
     baseline, event, recovery = run.window_stats(attach.label, detach.label, jobs=("load",), between=True)
-    family = spec.for_family("events")
-    judge(event_verdicts(family, event_checks(family, check), baseline, event, recovery, run.result))
+    judge.events("mirror", baseline, event, recovery, run.result, case=case)

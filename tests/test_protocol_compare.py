@@ -9,7 +9,7 @@ starts from the same state.
 
 Verdicts (spec family `protocols`): relative_to_baseline (baseline protocol =
 100, the lab's baseline_protocol), which needs its comparands (every lab protocol
-measured, at least one beside the baseline: criteria/points.py `comparands`), and
+measured, at least one beside the baseline: iogate/judging/points.py `comparands`), and
 the rules every family gets (no_errors, no_stall) on every protocol's run.
 """
 
@@ -18,21 +18,14 @@ from __future__ import annotations
 import allure
 import pytest
 
-from criteria import relative_to_baseline
-from criteria.family_rules import run_verdicts
-from criteria.points import SweepPoint, comparands
 from fixtures.stash import CONFIG_KEY
 from fixtures.suite import attach_table
 from iogate.engines.workload import RunPlan
+from iogate.judging.evidence import RUN_FIGURES
 from iogate.metrics.types import RunResult
 from iogate.procedures.netapp import load_netapp, netapp_jobs
 
 NETAPP = load_netapp().netapp
-FIGURES = {
-    "iops": lambda r: r.total_iops,
-    "mean_latency_ms": lambda r: SweepPoint.from_run(r, "").latency_mean_ns / 1e6,
-    "p99_latency_ms": lambda r: SweepPoint.from_run(r, "").latency_pct_ns[99.0] / 1e6,
-}
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -47,7 +40,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 @allure.epic("NetApp protocol comparison")
 @allure.feature("protocols")
 @allure.story("every protocol relative to the baseline protocol (= 100)")
-def test_protocol_compare(netapp_point, lab, protocol_volumes, connect, measure, profile, spec, judge, state):
+def test_protocol_compare(netapp_point, lab, protocol_volumes, connect, measure, profile, judge, state):
     allure.dynamic.parameter("baseline", lab.baseline)
     for key, value in {"vms": netapp_point.vms, "bs": netapp_point.bs, "read_pct": netapp_point.read_pct,
                        "outstanding_total": netapp_point.outstanding_total * netapp_point.disks_per_vm}.items():
@@ -64,16 +57,8 @@ def test_protocol_compare(netapp_point, lab, protocol_volumes, connect, measure,
         results[protocol] = measure(RunPlan(f"{protocol}-{netapp_point.id}", plan.jobs))
     base = results[lab.baseline]
     attach_table("protocols", [
-        {"protocol": name, **{k: round(f(r), 4) for k, f in FIGURES.items()},
+        {"protocol": name, **{k: round(f(r), 4) for k, f in RUN_FIGURES.items()},
          "iops_relative": round(100.0 * r.total_iops / base.total_iops, 1) if base.total_iops else ""}
         for name, r in results.items()])
-    family = spec.for_family("protocols")
-    compared = [c for c in family if c.criterion == relative_to_baseline.NAME]
-    if compared:  # a comparison needs its comparands: only the baseline protocol measured is a FAIL, not deviation 0
-        judge(comparands(order, results, lab.baseline, what="protocol", window=netapp_point.id))
-    for check in compared:
-        metric = check.bound("metric")
-        if metric not in FIGURES:
-            raise ValueError(f"{check.where}: metric {metric!r} is not measured here (use {', '.join(FIGURES)})")
-        judge(check.evaluate({name: FIGURES[metric](r) for name, r in results.items()}, lab.baseline))
-    judge(run_verdicts(family, results.values(), [c for c in family if c.criterion != relative_to_baseline.NAME]))
+    # Every protocol against the baseline protocol (its comparands found measured first), and every protocol's run.
+    judge.protocols(results, planned=order, baseline=lab.baseline, figures=RUN_FIGURES, window=netapp_point.id)

@@ -19,7 +19,7 @@ the name of any slow host in the failure; aggregate of every incremental step
 sequential reads and judges the aggregate against the lab's declared
 `datapath_limit_bytes_per_s`, or skips when the lab declares none. Every step's
 run is also judged by the rules every family gets (I/O errors, stalls) and every
-planned step must be present (criteria/scaling_family.py); when the
+planned step must be present (iogate/judging/scaling_family.py); when the
 stepping test has already run that load on all hosts in this session, its
 N-host step is judged instead of running it again.
 
@@ -32,7 +32,6 @@ from __future__ import annotations
 import allure
 import pytest
 
-from criteria.scaling_family import DATAPATH, datapath_verdict, run_rules, stepping_verdicts
 from fixtures.scaling import attach_step_tables, host_targets
 from fixtures.stash import CONFIG_KEY
 from iogate.engines.workload import WorkloadSpec
@@ -67,7 +66,7 @@ def _needs_hosts(lab, count: int, what: str) -> None:  # type: ignore[no-untyped
 @allure.epic("VAST client scaling")
 @allure.feature("scaling")
 @allure.story("client stepping: each host alone, then 2, 4 ... N hosts")
-def test_client_stepping(schedule_line, lab, request, connect, measure, judge, profile, spec, run,  # type: ignore[no-untyped-def]
+def test_client_stepping(schedule_line, lab, request, connect, measure, judge, profile, run,  # type: ignore[no-untyped-def]
                          all_hosts_steps) -> None:
     _needs_hosts(lab, 2, "client stepping")
     line = next(line for line in SCHEDULE if line.name == schedule_line)
@@ -90,7 +89,7 @@ def test_client_stepping(schedule_line, lab, request, connect, measure, judge, p
     for row in scaling.step_rows(results):
         print(f"  {row['step']:>10}: {row['cluster_mb_per_s']:9.1f} MB/s {row['cluster_iops']:10.0f} IOPS "
               f"p99 {row['cluster_p99_ms']:.3f} ms, {row['pct_of_linear']} % of linear")
-    judge(stepping_verdicts(spec.for_family("scaling"), results, planned=steps, runs=runs))
+    judge.scaling(results, planned=steps, runs=runs)
 
 
 @pytest.mark.scaling
@@ -102,9 +101,8 @@ def test_datapath_efficiency(lab, request, connect, measure, judge, profile, spe
     limit = lab.datapath_limit_bytes_per_s
     if limit is None:
         pytest.skip(f"lab {lab.name} declares no datapath_limit_bytes_per_s (the minimum of all links): nothing to judge against")
-    checks = spec.for_family("scaling").checks
-    if DATAPATH not in checks:
-        pytest.skip(f"spec {spec.path} has no scaling check {DATAPATH}")
+    if not judge.judges_datapath():
+        pytest.skip(f"spec {spec.path} has no scaling check of the data path's efficiency (scaling_efficiency against the limit)")
     workload = DATAPATH_WORKLOAD.with_(runtime_s=profile.runtime_s, ramp_s=profile.ramp_s)
     hosts = [h.name for h in lab.hosts]
     step = scaling.Step("incremental", tuple(hosts))
@@ -120,7 +118,7 @@ def test_datapath_efficiency(lab, request, connect, measure, judge, profile, spe
     else:
         targets = host_targets(lab, request.getfixturevalue("prefilled"), connect)
         run = measure(scaling.step_plan(step, workload, targets, prefix="datapath-"))
-        judge(run_rules(spec.for_family("scaling"), [run]))  # the stepping test judged its own runs by the same rules
+        judge.rules("scaling", [run])  # the stepping test judged its own runs by the same rules
         result = scaling.StepResult.from_run(step, run)
     print(f"\ndata path: {len(hosts)} hosts ({result.run}) {result.cluster.mb_per_s:.1f} MB/s of {limit / 1e6:.1f} MB/s declared")
-    judge(datapath_verdict(checks[DATAPATH], result.cluster.bytes_per_s, len(hosts), limit))
+    judge.datapath(result.cluster.bytes_per_s, len(hosts), limit)

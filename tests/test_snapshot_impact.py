@@ -9,7 +9,7 @@ kept for a phase, deleted, and a recovery phase ends the run (each action takes
 as long as the array needs). Verdicts: the spec's events checks named
 snapshot_<case>_* and the shared snapshot_* ones, on the event window (snapshot
 exists) and on the recovery window after the delete, each alone or against the
-baseline window before it, on the load job only (criteria/events_family.py); the
+baseline window before it, on the load job only (iogate/judging/events_family.py); the
 mean latency rise is attached as evidence. A verify region on
 the same volume (fio crc32c) is written and checked throughout: the snapshot
 must not lose or corrupt an I/O.
@@ -22,9 +22,6 @@ from dataclasses import dataclass
 import allure
 import pytest
 
-from criteria.events_family import event_checks, event_verdicts
-from criteria.families import SNAPSHOT
-from criteria.spec import Check, FamilySpec
 from fixtures.events import attach_rise, attach_timeline, filled_volume, skip_without
 from iogate.arrays.base import Capability
 from iogate.engines.workload import Extent, JobSpec, RunPlan, WorkloadSpec
@@ -44,21 +41,12 @@ class Case:
     size: str  # working set of the load
     published: str
 
-    @property
-    def prefix(self) -> str:
-        """Events-family checks named snapshot_<case>_* judge this case only; other snapshot_* checks every case."""
-        return f"{SNAPSHOT}{self.name}_"
-
 
 CASES = (
     Case("read", "reads of a snapshotted volume", 100, LOAD_REGION, "0 % drop"),
     Case("frontend_write", "writes to a small working set (no destaging)", 0, "8m", "0 % drop"),
     Case("backend_write", "writes over the whole volume (copy-on-write)", 0, LOAD_REGION, "50 % drop"),
 )
-
-
-def case_checks(family: FamilySpec, case: Case) -> list[Check]:
-    return [*event_checks(family, case.prefix), *event_checks(family, SNAPSHOT, others=[c.prefix for c in CASES])]
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +63,7 @@ def snapshot_volume(lab, array, volume_factory, connect, engine):  # type: ignor
 @allure.feature("events")
 @allure.story("snapshot impact")
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_snapshot_impact(case: Case, snapshot_volume, lab, during_load, judge, profile, spec) -> None:  # type: ignore[no-untyped-def]
+def test_snapshot_impact(case: Case, snapshot_volume, lab, during_load, judge, profile) -> None:  # type: ignore[no-untyped-def]
     connection = snapshot_volume
     volume = connection.volume
     # Three phases of at least 4 s: one-second IOPS of an unthrottled load swing, a window must average them.
@@ -101,6 +89,6 @@ def test_snapshot_impact(case: Case, snapshot_volume, lab, during_load, judge, p
                     spans=[("snapshot exists", *run.timeline.span_ms(create, delete))])
 
     baseline, event, recovery = run.window_stats(create, delete, jobs=("load",))
-    family = spec.for_family("events")
-    judge(event_verdicts(family, case_checks(family, case), baseline, event, recovery, run.result))
+    # Events checks named snapshot_<case>_* judge this case only, other snapshot_* every case (the judge picks them).
+    judge.events("snapshot", baseline, event, recovery, run.result, case=case.name)
     attach_rise(baseline, event, "snapshot impact (evidence)")

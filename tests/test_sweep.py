@@ -17,18 +17,15 @@ transport's IOPS as % of the baseline transport's (baseline = 100; Dell quotes t
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 import allure
 import pytest
 
-from criteria.families import CURVE_CRITERIA  # judged over a whole load curve; other sweep checks judge each point's run
-from criteria.family_rules import run_verdicts
-from criteria.points import SweepPoint, expected_points
 from fixtures.stash import CONFIG_KEY
 from fixtures.suite import SweepRecord, attach_table
 from iogate.engines.workload import JobSpec, RunPlan
+from iogate.judging.evidence import SweepPoint
 from iogate.procedures.dell import GridPoint, load_sweeps, point_row, relative_rows
 
 DELL = load_sweeps().dell
@@ -69,8 +66,7 @@ def test_sweep(case, lab, protocol_volumes, connect, measure, profile, spec, jud
     row = point_row(protocol, grid_point, measured, result, cpus)
     sweep_points.add(protocol, SweepRecord(grid_point, measured, row))
     attach_table(f"{protocol} {grid_point.id}", [row])
-    family = spec.for_family("sweep")
-    judge(run_verdicts(family, result, [c for c in family if c.criterion not in CURVE_CRITERIA]))
+    judge.run("sweep", result)  # the checks that read a point's run; the load-curve checks judge test_sweep_saturation
 
 
 @pytest.mark.sweep
@@ -83,18 +79,14 @@ def test_sweep_saturation(protocol, lab, spec, judge, sweep_points, profile):
     records = sweep_points.get(protocol)
     if not sweep_points.begun(protocol):  # none selected; one that began and failed is judged missing below
         pytest.skip(f"no sweep point of protocol {protocol} ran in this session (select test_sweep too)")
-    checks = [c for c in spec.for_family("sweep") if c.criterion in CURVE_CRITERIA]
-    if not checks:
+    if not judge.judges_curves("sweep"):
         pytest.skip(f"spec {spec.path} has no sweep-level check (iops_at_latency, knee) in family sweep")
     # The grid is known before the sweep runs: a point that hung or failed is named, not left out of the curve.
     planned = [point.id for point in DELL.grid_for(profile).points()]
-    judge(expected_points(planned, [r.point.id for r in records], what=f"{protocol} sweep point", window=f"sweep {protocol}"))
     baseline_rows = [r.row for r in sweep_points.get(lab.baseline)]
     attach_table(f"sweep {protocol}", relative_rows([r.row for r in records], baseline_rows, lab.baseline))
     curves: dict[str, list[SweepRecord]] = {}
     for record in records:
         curves.setdefault(record.point.curve, []).append(record)
-    for curve, members in curves.items():
-        points = [r.measured for r in sorted(members, key=lambda r: r.point.threads)]
-        for check in checks:
-            judge(dataclasses.replace(check.evaluate(points), criterion=f"{check.name}[{curve}]"))
+    judge.curve("sweep", {curve: [r.measured for r in sorted(members, key=lambda r: r.point.threads)] for curve, members in curves.items()},
+                planned=planned, measured=[r.point.id for r in records], what=f"{protocol} sweep point", window=f"sweep {protocol}")

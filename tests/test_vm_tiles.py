@@ -13,18 +13,14 @@ is judged against the whole IOPS fio paces it at, over intervals stretched by
 Verdicts (spec family `tiles`): target_iops_held per VM over vdbench-like 5 s
 intervals (naming every VM that missed), latency_bound per workload type
 (SQL, Web, Exchange, OLTP judged separately); the rules every family gets
-(no_errors, no_stall: criteria/family_rules.py) on the run.
+(no_errors, no_stall) on the run, all applied by the judge (iogate/judging/judge.py `targets`).
 """
 
 from __future__ import annotations
 
-import dataclasses
-
 import allure
 import pytest
 
-from criteria import latency_bound, target_iops_held
-from criteria.family_rules import own_checks, rule_verdicts
 from fixtures.stash import CONFIG_KEY
 from fixtures.suite import attach_table
 from iogate.engines.workload import RunPlan
@@ -46,7 +42,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 @allure.epic("Hitachi VM tiles")
 @allure.feature("tiles")
 @allure.story("every VM reaches and maintains its IOPS target")
-def test_vm_tiles(tiles, lab, prefilled, connect, measure, profile, spec, judge):
+def test_vm_tiles(tiles, lab, prefilled, connect, measure, profile, judge):
     runtime_s = TILE.runtime_s(profile.tile_runtime_s, lab.load_scale)
     hosts = [h.name for h in lab.hosts]
     plan = tile_jobs(TILE, tiles, hosts, prefilled, lambda volume, host: connect(lab.baseline, volume, host),
@@ -62,16 +58,5 @@ def test_vm_tiles(tiles, lab, prefilled, connect, measure, profile, spec, judge)
                           "measured_iops": round(sum(d.iops for d in by_job[(job.target.host, job.name)].directions.values()), 1)}
                          for job in plan.jobs])
     series = judged_series(result, TILE.judge_interval_ms_at(lab.load_scale))
-    kinds = sorted(set(plan.kinds.values()))
-    family = spec.for_family("tiles")
-    for check in own_checks(family):
-        if check.criterion == target_iops_held.NAME:
-            judge(check.evaluate(series, plan.targets))
-        elif check.criterion == latency_bound.NAME:
-            for kind in kinds:
-                names = set(plan.of_kind(kind))
-                only = dataclasses.replace(result, jobs=tuple(j for j in result.jobs if j.name in names))
-                judge(dataclasses.replace(check.evaluate(only), criterion=f"{check.name}[{kind}]"))
-        else:
-            judge(check.evaluate(result))
-    judge(rule_verdicts(family, result))
+    kinds = {kind: set(plan.of_kind(kind)) for kind in sorted(set(plan.kinds.values()))}
+    judge.targets("tiles", result, series, plan.targets, kinds)

@@ -34,28 +34,30 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from criteria.spec import Check, load_spec  # noqa: E402
+from iogate.judging.families import USES  # noqa: E402
+from iogate.judging.registry import REGISTRY  # noqa: E402
+from iogate.judging.spec import Check, load_spec  # noqa: E402
 
-# Criteria whose bound is a floor (measured must stay above it); all others are ceilings.
-LOWER_BOUNDS = {"throughput_min", "iops_at_latency", "knee", "scaling_efficiency", "target_iops_held"}
+# Read from each criterion's declared bound (iogate/judging/registry.py; BOUND in its module):
+# criteria whose bound is a floor (measured must stay above it); all others are ceilings.
+LOWER_BOUNDS = frozenset(name for name, c in REGISTRY.items() if c.bound.floor)
 # Criteria whose measured value is a relative change in % (a drop, a rise, a deviation from a baseline):
 # near zero a multiplicative margin means nothing, so their margin is in percentage points.
-POINTS = {"throughput_impact", "latency_delta", "relative_to_baseline"}
+POINTS = frozenset(name for name, c in REGISTRY.items() if c.bound.change_pct)
 # Criteria whose measured value is not a distance from the bound (a share of intervals, a round count): recorded only.
-NOT_PROPOSED = {"target_iops_held", "steady_state", "no_io_errors", "no_stall"}
-DEFAULT_FAMILIES = ("baseline", "sweep", "tiles", "kpi", "protocols", "events")
+NOT_PROPOSED = frozenset(name for name, c in REGISTRY.items() if not c.bound.proposed)
+# Every family that measures runs, but scaling (it needs several hosts; its bounds are the lab's declared limits).
+DEFAULT_FAMILIES = tuple(family for family in USES if family not in ("scaling", "regression"))
 
 
 # The bound each criterion's measured value is compared with, in the verdict's unit (latency bounds in ms).
-BOUND_KEY = {"throughput_min": "minimum", "latency_bound": "max_latency_ns", "latency_delta": "max_rise_pct",
-             "throughput_impact": "max_drop_pct", "iops_at_latency": "min_iops", "knee": "min_knee_iops",
-             "relative_to_baseline": "tolerance_pct", "scaling_efficiency": "min_efficiency_pct"}
+BOUND_KEY = {name: c.bound.key for name, c in REGISTRY.items() if c.bound.proposed and c.bound.key}
 
 
 # The bound the record shows for criteria whose failures are counted at each run's own bounds (BOUND_KEY has
 # no entry: the measured value depends on other bounds too), scaled to the verdict's unit: the spec's bound now,
 # so the record's "spec" column says what the spec holds, not what its first run was judged at.
-SHOWN_BOUND = {"target_iops_held": ("min_fraction", 100.0), "steady_state": ("max_rounds", 1.0), "no_io_errors": ("max_errors", 1.0)}
+SHOWN_BOUND = {name: (c.bound.key, c.bound.shown_scale) for name, c in REGISTRY.items() if not c.bound.proposed and c.bound.key}
 
 
 def current_bound(check: Check, recorded: float) -> float:

@@ -72,14 +72,12 @@ def check(path: Path, criteria: str | None = None, profile_name: str = "smoke", 
                       f"array driver {lab.array.driver}: its SDK (if any) is importable"))
     spec = spec_path(criteria, lab.criteria, path)
     try:
-        from criteria.spec import load_spec
+        from iogate.judging.spec import load_spec
 
         load_spec(spec)
         lines.append(Line(True, f"acceptance spec {spec} loads"))
     except (IOGateError, OSError) as exc:
         lines.append(Line(False, f"acceptance spec {spec}: {exc}"))
-    except ImportError as exc:  # criteria/ is installed with iogate (pyproject.toml); a bare checkout runs from its root
-        lines.append(Line(False, f"acceptance spec {spec}: cannot import criteria ({exc}): make setup, or run from the repository"))
     profile: Profile | None = None
     try:
         profile = resolve_profile(profile_name)

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 # then carry the host's scheduling delay (2-core CI machines reach 100 % when anything else runs).
 GENERATOR_CPU_BUSY_MAX_PCT = 90.0
 
-# What a no-data verdict's detail starts with (criteria/common.py no_data).
+# What a no-data verdict's detail starts with (iogate/judging/common.py no_data).
 NO_DATA_PREFIX = "no data:"
 
 
@@ -75,7 +75,7 @@ def judged_on(inputs: Iterable[Any]) -> dict[str, str]:
 
 
 def is_no_data(verdict: Verdict) -> bool:
-    """A verdict that had nothing to judge (criteria/common.py no_data): NaN measured, or its detail says so
+    """A verdict that had nothing to judge (iogate/judging/common.py no_data): NaN measured, or its detail says so
     anywhere (a family may put its finding ahead of the criterion's detail)."""
     return math.isnan(verdict.measured) or NO_DATA_PREFIX in verdict.detail
 

@@ -36,6 +36,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from iogate.errors import LabFileError
+from iogate.judging import relative_to_baseline
 from iogate.results.store import Metrics, ResultsStore, RunPoint
 from iogate.units import BYTES_PER_MB, NS_PER_MS
 from iogate.verdict import Unit, Verdict
@@ -150,7 +151,7 @@ def median_metrics(many: list[Metrics]) -> Metrics:
 
 
 class RegressionCheck(Protocol):
-    """What a regression check offers (criteria.spec.Check): name, criterion, bounds, evaluate."""
+    """What a regression check offers (iogate.judging.spec.Check): name, criterion, bounds, evaluate."""
 
     name: str
     criterion: str
@@ -163,7 +164,7 @@ class RegressionCheck(Protocol):
     def evaluate(self, *inputs: Any, **extra: Any) -> Verdict: ...
 
 
-BASELINE_CRITERION = "relative_to_baseline"
+BASELINE_CRITERION = relative_to_baseline.NAME  # the one criterion that compares figures with a reference
 # Spec metric -> (key in the stored metrics, divisor from the stored unit to the metric's unit).
 STORED_METRICS: dict[str, tuple[str, float]] = {
     "iops": ("iops", 1.0),

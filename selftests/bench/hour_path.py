@@ -14,7 +14,7 @@ import argparse
 import resource
 import time
 
-from criteria import latency_bound, throughput_min
+from iogate.judging import latency_bound, throughput_min
 from iogate.bench.synthetic import host_logs, ios_at
 from iogate.engines.fio.parse import parse_logs
 from iogate.metrics.types import Dir, HistSample, JobSpan, Sample, Series

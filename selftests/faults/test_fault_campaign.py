@@ -31,7 +31,6 @@ from typing import Any
 
 import pytest
 
-from criteria import no_io_errors
 from iogate.arrays.base import Volume
 from iogate.arrays.local import LocalArray
 from iogate.arrays.static import StaticArray
@@ -43,6 +42,7 @@ from iogate.errors import ArrayError, EngineError, GuardRefused, HostError, LabF
 from iogate.hosts.connectors.base import Connection
 from iogate.hosts.guard import Guard
 from iogate.hosts.initiator import Initiator
+from iogate.judging import no_io_errors
 from iogate.lab import DEFAULT_LAB, DEFAULT_LIVENESS, DeviceIdentity, HostConfig, Lab, load_lab
 from iogate.labs import netns
 from iogate.metrics.types import Dir

@@ -26,7 +26,6 @@ from pathlib import Path
 
 import pytest
 
-from criteria import latency_delta, no_io_errors, throughput_impact
 from iogate.arrays.local import LocalArray
 from iogate.engines.base import LoadControl
 from iogate.engines.fio.runner import FioEngine
@@ -35,6 +34,7 @@ from iogate.events.load import verify_region
 from iogate.events.model import Event
 from iogate.events.schedule import EventRun, EventSchedule
 from iogate.hosts.connectors.base import Connection
+from iogate.judging import latency_delta, no_io_errors, throughput_impact
 from iogate.lab import Lab, QoS
 from iogate.metrics.windows import measure_window, window_stats
 from iogate.run import Run

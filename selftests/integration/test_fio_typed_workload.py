@@ -19,7 +19,6 @@ from pathlib import Path
 
 import pytest
 
-from criteria import no_io_errors
 from iogate.arrays.base import Volume
 from iogate.engines.fio.runner import FioEngine
 from iogate.engines.workload import Extent, JobSpec, RunPlan, WorkloadSpec, parse_block_size
@@ -27,6 +26,7 @@ from iogate.events.load import require_verifier_ran, verify_region
 from iogate.hosts.connectors.base import Connection
 from iogate.hosts.guard import Guard
 from iogate.hosts.initiator import Initiator
+from iogate.judging import no_io_errors
 from iogate.lab import DeviceIdentity, HostConfig
 from iogate.metrics.types import Dir
 from iogate.run import Run

@@ -1,4 +1,4 @@
-"""Ground truth for the rules every family gets (criteria/family_rules.py), with real fio on the local lab.
+"""Ground truth for the rules every family gets (iogate/judging/family_rules.py), with real fio on the local lab.
 
 Each case runs an acceptance family end to end (selftests/spec_catches.run_family: smoke profile, a copy of
 labs/local.yaml whose workdir is the test's) with one degradation injected into what the run started:

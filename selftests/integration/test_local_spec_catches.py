@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from criteria.spec import load_spec
+from iogate.judging.spec import load_spec
 from selftests.spec_catches import LOCAL_LAB, Injection, Stall, assert_caught, details, failed, invalid, run_family
 
 LOCAL_SPEC = load_spec(LOCAL_LAB.parents[1] / "criteria" / "local.yaml")

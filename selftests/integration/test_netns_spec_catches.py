@@ -50,7 +50,7 @@ from typing import Any
 import pytest
 import yaml
 
-from criteria.spec import AcceptanceSpec, load_spec
+from iogate.judging.spec import AcceptanceSpec, load_spec
 from iogate.lab import Lab, load_lab
 from iogate.labs import netns
 from iogate.procedures.hitachi import load_tiles
@@ -230,7 +230,7 @@ def test_a_stalled_host_fails_the_tiles_targets_and_latency_and_spares_the_basel
     rows = session(tmp_path, copy, "baseline or tiles", stall=stutter)
     vms = len(load_tiles().tile.vms_of_tile(1.0))
     assert stutter.stopped_each == [vms] * STOPS, "each stop must hit exactly the tile's VMs, the jobs on h1"
-    # no_stall: the rule every family gets sees h1's VMs 3 s without an I/O, five times (criteria/family_rules.py).
+    # no_stall: the rule every family gets sees h1's VMs 3 s without an I/O, five times (iogate/judging/family_rules.py).
     assert_families_caught(rows, {"baseline": set(), "tiles": {"targets_held", "no_stall"} | P99_OF_EVERY_KIND})
     assert "missed: h1/" in details(rows, "targets_held")
     assert all("over the bound: " in v["detail"] for v in by_family(rows)["tiles"] if v["criterion"] in P99_OF_EVERY_KIND)

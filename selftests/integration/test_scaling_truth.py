@@ -14,7 +14,7 @@ every job a server forks is then throttled per device, i.e. per host. Then:
   * caps lifted: every step runs far beyond the caps (uncapped speed is no ground truth for naming hosts).
 
 Verdicts come from the shipped criteria/netns.yaml bounds (the spec of the netns lab, calibrated on it) through
-the same glue the acceptance test uses (criteria/scaling_family.py).
+the same glue the acceptance test uses (iogate/judging/scaling_family.py).
 """
 
 from __future__ import annotations
@@ -26,13 +26,13 @@ from pathlib import Path
 
 import pytest
 
-from criteria.scaling_family import DATAPATH, LINEAR, SLOW_HOST, datapath_verdict, linear_verdict, slow_host_verdict
-from criteria.spec import FamilySpec, load_named
 from iogate.arrays.base import Volume
 from iogate.arrays.local import LocalArray
 from iogate.engines.fio.client_server import ClientServerEngine
 from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
 from iogate.hosts.connectors.base import Connection
+from iogate.judging.scaling_family import DATAPATH, LINEAR, SLOW_HOST, datapath_verdict, linear_verdict, slow_host_verdict
+from iogate.judging.spec import FamilySpec, load_named
 from iogate.lab import Lab, QoS
 from iogate.labs import netns
 from iogate.procedures import scaling

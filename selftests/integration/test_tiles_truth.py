@@ -20,13 +20,13 @@ from pathlib import Path
 
 import pytest
 
-from criteria.spec import load_named
 from iogate.arrays.local import LocalArray
 from iogate.engines.fio.runner import FioEngine
 from iogate.engines.workload import RunPlan
 from iogate.hosts.connectors.block import BlockConnector
 from iogate.hosts.guard import Guard
 from iogate.hosts.initiator import Initiator
+from iogate.judging.spec import load_named
 from iogate.lab import Lab, QoS
 from iogate.metrics.resample import judged_series
 from iogate.metrics.types import RunResult

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import pytest
 
-from criteria import latency_bound, no_io_errors
-from criteria.common import latency_ns_of
 from iogate.arrays.local import LocalArray
 from iogate.engines.fio.runner import FioEngine
 from iogate.engines.vdbench import health
@@ -27,6 +25,8 @@ from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
 from iogate.hosts.connectors.block import BlockConnector
 from iogate.hosts.guard import Guard
 from iogate.hosts.initiator import Initiator
+from iogate.judging import latency_bound, no_io_errors
+from iogate.judging.common import latency_ns_of
 from iogate.lab import Lab, QoS
 from iogate.metrics.latency import Buckets
 from iogate.run import Run

@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from criteria import no_io_errors
 from iogate.arrays.local import LocalArray
 from iogate.engines.base import LoadControl
 from iogate.engines.vdbench import health
@@ -26,6 +25,7 @@ from iogate.engines.workload import JobSpec, RateProcess, RunPlan, Verify, Workl
 from iogate.hosts.connectors.block import BlockConnector
 from iogate.hosts.guard import Guard
 from iogate.hosts.initiator import Initiator
+from iogate.judging import no_io_errors
 from iogate.lab import Lab
 from iogate.run import Run
 from selftests.vdbench_home import require_vdbench

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from criteria import no_io_errors
 from iogate.arrays.local import LocalArray
 from iogate.engines.helper import require_complete
 from iogate.engines.vdbench import health
@@ -28,6 +27,7 @@ from iogate.hosts.connectors.base import Connection
 from iogate.hosts.connectors.block import BlockConnector
 from iogate.hosts.guard import Guard
 from iogate.hosts.initiator import Initiator
+from iogate.judging import no_io_errors
 from iogate.lab import Lab, QoS
 from iogate.metrics.types import Dir
 from iogate.run import Run

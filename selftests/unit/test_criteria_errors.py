@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from criteria import no_io_errors
 from iogate.arrays.base import Volume
 from iogate.engines.base import with_targets
 from iogate.engines.fio.parse import load_json, parse_jobs
 from iogate.engines.workload import JobSpec, RunPlan, WorkloadSpec
 from iogate.hosts.connectors.base import Connection
+from iogate.judging import no_io_errors
 from iogate.lab import DeviceIdentity
 from iogate.metrics.types import JobResult, JobTarget, RunResult, Series
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from criteria import (
+from iogate.engines.fio.parse import load_json, parse_jobs
+from iogate.judging import (
     iops_at_latency,
     latency_bound,
     latency_delta,
@@ -19,8 +20,7 @@ from criteria import (
     throughput_impact,
     throughput_min,
 )
-from criteria.points import SweepPoint
-from iogate.engines.fio.parse import load_json, parse_jobs
+from iogate.judging.points import SweepPoint
 from iogate.metrics.types import Dir, JobResult, LatencyStats, RunResult, Sample, Series
 from iogate.metrics.windows import event_windows, window_stats
 from iogate.verdict import Verdict

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from criteria import latency_bound, latency_delta
-from criteria.common import parse_stat
 from iogate.engines.fio.parse import load_json, parse_jobs
+from iogate.judging import latency_bound, latency_delta
+from iogate.judging.common import parse_stat
 from iogate.metrics.histogram import value_to_index
 from iogate.metrics.types import Dir, HistSample, RunResult, Sample, Series
 from iogate.metrics.windows import event_windows, window_stats

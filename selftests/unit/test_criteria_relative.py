@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from criteria import relative_to_baseline, scaling_efficiency
+from iogate.judging import relative_to_baseline, scaling_efficiency
 
 PROTOCOLS = {"FC-4G": 10_000.0, "iSCSI": 9_700.0, "NFS": 10_300.0, "NVMe-TCP": 8_000.0}
 
@@ -71,11 +71,11 @@ def test_efficiency_needs_exactly_one_reference() -> None:
 def test_the_metrics_a_spec_may_name_are_those_the_tests_compare() -> None:
     import typing
 
-    import tests.test_protocol_compare as protocols
+    from iogate.judging.evidence import RUN_FIGURES
     from iogate.results.compare import STORED_METRICS
 
     metrics = set(typing.get_args(relative_to_baseline.Metric))
-    assert set(protocols.FIGURES) <= metrics and set(STORED_METRICS) <= metrics and {"iops", "mb_per_s"} <= metrics
+    assert set(RUN_FIGURES) <= metrics and set(STORED_METRICS) <= metrics and {"iops", "mb_per_s"} <= metrics
     assert set(relative_to_baseline.HIGHER_IS_BETTER) | set(relative_to_baseline.LOWER_IS_BETTER) == metrics
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from criteria import steady_state
-from criteria.steady_state import check_window, least_squares_slope
+from iogate.judging import steady_state
+from iogate.judging.steady_state import check_window, least_squares_slope
 
 # 4 KiB random write IOPS per round of a flash device: fresh-out-of-box high, settling after GC starts.
 SETTLING = [90_000, 70_000, 52_000, 41_000, 36_000, 34_000, 33_500, 33_800, 33_200, 33_900, 33_600]

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from criteria import iops_at_latency, knee
-from criteria.points import SweepPoint
 from iogate.engines.fio.parse import load_json, parse_jobs
+from iogate.judging import iops_at_latency, knee
+from iogate.judging.points import SweepPoint
 from iogate.metrics.types import RunResult, Series
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "fio"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from criteria import target_iops_held
 from iogate.engines.fio.parse import parse_logs
+from iogate.judging import target_iops_held
 from iogate.metrics.types import Dir, Sample, Series
 from iogate.metrics.windows import Window, event_windows
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from criteria import throughput_impact, throughput_min
 from iogate.engines.fio.parse import load_json, parse_jobs
+from iogate.judging import throughput_impact, throughput_min
 from iogate.metrics.types import Dir, RunResult, Sample, Series
 from iogate.metrics.windows import event_windows, window_stats
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from criteria.events_family import event_checks
-from criteria.families import (
+from iogate.errors import EngineError
+from iogate.events.load import require_verifier_ran
+from iogate.judging.events_family import event_checks
+from iogate.judging.families import (
     AGAINST_BASELINE,
     DEDUPE,
     MIRROR_BACKEND_WRITE,
@@ -16,12 +18,10 @@ from criteria.families import (
     REPLICA,
     SNAPSHOT,
 )
-from criteria.spec import load_named
-from iogate.errors import EngineError
-from iogate.events.load import require_verifier_ran
+from iogate.judging.spec import load_named
 from iogate.metrics.types import Dir, Direction, JobResult, RunResult, Series
 
-# The prefixes the events tests select their checks by (criteria.events_family.event_checks).
+# The prefixes the events tests select their checks by (iogate.judging.events_family.event_checks).
 PREFIXES = (SNAPSHOT, DEDUPE, REPLICA, MIRROR_FRONTEND_WRITE, MIRROR_BACKEND_WRITE)
 JUDGEABLE = ON_EVENT | AGAINST_BASELINE | ON_TARGETS
 

@@ -1,5 +1,5 @@
 """The load beside events (iogate.events.load) and how the events family judges its windows
-(criteria.events_family); expected values worked out by hand."""
+(iogate.judging.events_family); expected values worked out by hand."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from criteria.events_family import event_verdicts, judge_windows
 from iogate.arrays.base import Volume
 from iogate.engines.fio.jobfile import job_options
 from iogate.engines.workload import Extent, ExtentUnit, RateProcess, Verify, VerifyAlgorithm
@@ -23,6 +22,7 @@ from iogate.events.load import (
     verify_region,
 )
 from iogate.hosts.connectors.base import Connection
+from iogate.judging.events_family import event_verdicts, judge_windows
 from iogate.lab import DeviceIdentity
 from iogate.lab.profiles import Profile
 from iogate.metrics.windows import DirectionWindow, Window, WindowStats
@@ -97,7 +97,7 @@ def test_relative_rise_reads_none_for_a_window_without_data() -> None:
 
 
 class FakeCheck:
-    """Stands in for criteria.spec.Check: records what it was asked to evaluate."""
+    """Stands in for iogate.judging.spec.Check: records what it was asked to evaluate."""
 
     def __init__(self, name: str, criterion: str) -> None:
         self.name, self.criterion, self.where = name, criterion, f"spec.yaml:1 {name}"
@@ -139,7 +139,7 @@ def test_event_verdicts_judge_the_recovery_window_as_the_event_window_and_add_th
         seen.append((run, tuple(w.name for w in windows)))
         return [Verdict("no_errors", True, 0, 0, Unit.ERRORS, "run")]
 
-    monkeypatch.setattr("criteria.events_family.rule_verdicts", rules)
+    monkeypatch.setattr("iogate.judging.events_family.rule_verdicts", rules)
     checks: Any = [VerdictCheck("a", "throughput_min"), VerdictCheck("b", "throughput_impact")]
     verdicts = event_verdicts(object(), checks, baseline, event, recovery, result)  # type: ignore[arg-type]
     assert [(v.criterion, v.window, v.measured) for v in verdicts] == [

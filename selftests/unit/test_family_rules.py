@@ -1,4 +1,4 @@
-"""The rules every family gets (criteria/family_rules.py, no_stall, expected points, comparands); expected
+"""The rules every family gets (iogate/judging/family_rules.py, no_stall, expected points, comparands); expected
 values worked by hand from the runs built here."""
 
 from __future__ import annotations
@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from criteria import no_stall
-from criteria.events_family import event_checks, event_verdicts
-from criteria.family_rules import rule_checks, rule_verdicts, run_verdicts
-from criteria.points import comparands, expected_points
-from criteria.scaling_family import stepping_verdicts
-from criteria.spec import FamilySpec, load_spec
 from iogate.errors import LabFileError
+from iogate.judging import no_stall
+from iogate.judging.events_family import event_checks, event_verdicts
+from iogate.judging.family_rules import rule_checks, rule_verdicts, run_verdicts
+from iogate.judging.points import comparands, expected_points
+from iogate.judging.scaling_family import stepping_verdicts
+from iogate.judging.spec import FamilySpec, load_spec
 from iogate.metrics.histogram import Histogram
 from iogate.metrics.latency import LatencyHistogram
 from iogate.metrics.types import Dir, Direction, JobResult, JobSpan, LatencyStats, RunResult, Sample, Series

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from criteria.spec import load_spec
 from fixtures.stash import MeasuredPoint
 from iogate.hosts.initiator import Initiator
+from iogate.judging.spec import load_spec
 from iogate.lab import load_lab
 from iogate.metrics.generator import SaturatedHost, hosts_sharing_array_cpus, invalid_reason, judged_on, missed_vm_hosts
 from iogate.metrics.hostcpu import busy_pct_between, cpu_ticks

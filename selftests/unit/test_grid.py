@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from criteria import target_iops_held, throughput_impact
 from iogate.events.model import EventRecord, Timeline
 from iogate.events.schedule import EventRun
+from iogate.judging import target_iops_held, throughput_impact
 from iogate.metrics.grid import job_grids
 from iogate.metrics.nodata import NoData
 from iogate.metrics.resample import judged_series, resample

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from criteria import latency_bound
-from criteria.common import latency_ns_of
 from iogate.engines.fio.parse import load_json, parse_jobs
+from iogate.judging import latency_bound
+from iogate.judging.common import latency_ns_of
 from iogate.metrics.histogram import Histogram
 from iogate.metrics.latency import FIO_BINS, Buckets, HistogramSchemeMismatch, LatencyHistogram
 from iogate.metrics.nodata import NoData

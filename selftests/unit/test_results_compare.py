@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from criteria.relative_to_baseline import Params as RelativeParams
-from criteria.spec import Check
 from iogate.errors import LabFileError
+from iogate.judging.relative_to_baseline import Params as RelativeParams
+from iogate.judging.spec import Check
 from iogate.results.compare import Baseline, NoBaseline, choose_baseline, median_metrics, regression_verdict
 from iogate.results.store import ResultsStore, RunPoint
 from iogate.verdict import Unit, Verdict
@@ -180,7 +180,7 @@ def test_zero_bound_fails_on_any_worsening() -> None:
 def test_other_criteria_and_unstored_metrics_are_spec_errors() -> None:
     with pytest.raises(LabFileError, match="spec.yaml line 9: .*criterion 'throughput_min' cannot compare"):
         regression_verdict(metrics(1.0, 1.0), BASE, check("x", "iops", "within", 5, criterion="throughput_min"))
-    with pytest.raises(ValueError, match="metric"):  # a spec cannot name it (criteria/relative_to_baseline.py Metric) ...
+    with pytest.raises(ValueError, match="metric"):  # a spec cannot name it (iogate/judging/relative_to_baseline.py Metric) ...
         check("x", "p50_latency_ms", "within", 5)
     unvalidated = RelativeParams.model_construct(tolerance_pct=5, mode="within", metric="p50_latency_ms")
     with pytest.raises(LabFileError, match="metric 'p50_latency_ms' is not stored"):  # ... and a check built around it is refused here

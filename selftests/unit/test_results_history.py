@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from criteria.relative_to_baseline import Params as RelativeParams
-from criteria.spec import Check
+from iogate.judging.relative_to_baseline import Params as RelativeParams
+from iogate.judging.spec import Check
 from iogate.results.compare import regression_verdicts
 from iogate.results.store import ResultsStore, RunPoint
 from iogate.verdict import Unit, Verdict

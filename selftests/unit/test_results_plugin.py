@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from criteria.spec import load_spec
+from iogate.judging.spec import load_spec
 from iogate.lab import DEFAULT_LAB
 from plugins.options import check_baseline_request
 

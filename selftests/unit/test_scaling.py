@@ -1,4 +1,4 @@
-"""Client stepping logic (iogate/procedures/scaling.py) and its verdicts (criteria/scaling_family.py), on synthetic runs.
+"""Client stepping logic (iogate/procedures/scaling.py) and its verdicts (iogate/judging/scaling_family.py), on synthetic runs.
 
 Every verdict is shown passing on data where it must pass and failing where it
 must fail; the slow-host verdict must name exactly the slow host.
@@ -11,13 +11,21 @@ from pathlib import Path
 
 import pytest
 
-from criteria.scaling_family import DATAPATH, LINEAR, SLOW_HOST, datapath_verdict, linear_verdict, slow_host_verdict, stepping_verdicts
-from criteria.spec import load_named, load_spec
 from fixtures.scaling import AllHostsSteps
 from iogate.arrays.base import Volume
 from iogate.engines.workload import WorkloadSpec
 from iogate.errors import LabFileError
 from iogate.hosts.connectors.base import Connection
+from iogate.judging.scaling_family import (
+    DATAPATH,
+    LINEAR,
+    SLOW_HOST,
+    datapath_verdict,
+    linear_verdict,
+    slow_host_verdict,
+    stepping_verdicts,
+)
+from iogate.judging.spec import load_named, load_spec
 from iogate.lab import DeviceIdentity
 from iogate.metrics.histogram import Histogram
 from iogate.metrics.latency import LatencyHistogram

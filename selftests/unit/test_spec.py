@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from criteria.spec import FAMILIES, load_named, load_spec
 from iogate.engines.fio.parse import load_json, parse_jobs
 from iogate.errors import LabFileError
+from iogate.judging.spec import FAMILIES, load_named, load_spec
 from iogate.metrics.types import RunResult, Series
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "fio"
@@ -154,7 +154,7 @@ def test_mistakes_name_file_line_and_field(tmp_path: Path, text: str, error: str
 
 
 def test_latency_units() -> None:
-    from criteria.params import parse_latency_ns
+    from iogate.judging.params import parse_latency_ns
 
     assert parse_latency_ns("0.5ms") == 500_000
     assert parse_latency_ns("150us") == parse_latency_ns("150 µs") == 150_000

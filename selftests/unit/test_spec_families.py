@@ -1,4 +1,4 @@
-"""A spec's checks are wired to the tests when it loads (criteria/families.py), not when a test trips over them.
+"""A spec's checks are wired to the tests when it loads (iogate/judging/families.py), not when a test trips over them.
 
 Refused at load, naming file:line, family and check: a check a test reads by
 name that is missing or has another criterion, a check no test would apply
@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from criteria import families, registry
-from criteria.spec import FAMILIES, load_named, load_spec
 from iogate.errors import LabFileError
+from iogate.judging import families, registry
+from iogate.judging.spec import FAMILIES, load_named, load_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -134,7 +134,7 @@ def test_a_family_the_spec_leaves_out_is_not_required(tmp_path: Path) -> None:
 
 
 def test_the_tests_name_checks_and_criteria_through_constants() -> None:
-    """A criterion renamed in its module, or a check name or prefix changed in criteria/families.py, follows into
+    """A criterion renamed in its module, or a check name or prefix changed in iogate/judging/families.py, follows into
     the tests through the constants they import: no test or fixture spells one as a string literal."""
     names = set(registry.REGISTRY) | {value for key, value in vars(families).items() if key.isupper() and isinstance(value, str)}
     alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))

@@ -29,9 +29,9 @@ from pathlib import Path
 
 import pytest
 
-from criteria import relative_to_baseline, scaling_efficiency, steady_state
-from criteria.spec import load_spec
 from iogate.errors import LabFileError
+from iogate.judging import relative_to_baseline, scaling_efficiency, steady_state
+from iogate.judging.spec import load_spec
 
 # (id, family, check, criterion, bound lines, expected line, field after the check ("" = the check), expected text)
 CORPUS: list[tuple[str, str, str, str, tuple[str, ...], int, str, str]] = [
@@ -204,7 +204,7 @@ def test_a_window_as_long_as_the_allowed_rounds_still_passes() -> None:
 
 def test_an_infinite_bound_is_refused_in_every_float_bound() -> None:
     """The model config's safety net: no float bound of any criterion accepts inf or NaN, ranged or not."""
-    from criteria import registry
+    from iogate.judging import registry
 
     checked = 0
     for criterion in registry.REGISTRY.values():

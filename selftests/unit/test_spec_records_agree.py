@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from criteria.spec import AcceptanceSpec, load_spec
+from iogate.judging.spec import AcceptanceSpec, load_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDS = sorted((ROOT / "criteria").glob("*.calibration.md"))

@@ -4,7 +4,7 @@ Each check of a shipped spec says where its bound comes from (`source:`:
 [published] with the reference, [vendor], [BUYER], calibrated N=..., or
 [hand-set] with why); Check.evaluate puts it and the check's description on
 the verdict, so a reviewer reads them beside the figures. The case lists that
-check names are validated against (criteria/cases.py) are the tests' own.
+check names are validated against (iogate/judging/cases.py) are the tests' own.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from criteria import cases
-from criteria.spec import SOURCE_KINDS, load_named, load_spec
+from iogate.judging import cases
+from iogate.judging.spec import SOURCE_KINDS, load_named, load_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ["poc", "nightly", "local", "netns", "emulated"]

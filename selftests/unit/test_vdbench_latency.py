@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from criteria import latency_bound
-from criteria.common import latency_ns_of
 from iogate.engines.vdbench.outdir import parse_outdir, to_run_result
+from iogate.judging import latency_bound
+from iogate.judging.common import latency_ns_of
 from iogate.metrics.latency import Buckets
 from iogate.metrics.types import Dir
 

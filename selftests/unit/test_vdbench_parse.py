@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from criteria import no_io_errors
 from iogate.__main__ import main as iogate_main
 from iogate.engines.vdbench import errorlog
 from iogate.engines.vdbench.buckets import BucketHistogram, parse_histograms
 from iogate.engines.vdbench.outdir import parse_outdir, to_run_result
 from iogate.errors import EngineError
+from iogate.judging import no_io_errors
 from iogate.metrics.nodata import NoData
 from iogate.metrics.resample import judged_series
 from iogate.metrics.types import Dir

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from criteria import no_io_errors, steady_state
+from iogate.judging import no_io_errors, steady_state
 from iogate.report.table import table_csv
 from iogate.results.export import to_csv
 from iogate.results.store import ResultsStore, RunPoint

@@ -20,11 +20,13 @@ from collections.abc import Iterable
 
 from pydantic import Field
 
-from criteria.params import CriterionParams
+from iogate.judging.params import Bound, CriterionParams, Evidence
 from iogate.metrics.types import JobResult, RunResult
 from iogate.verdict import Unit, Verdict
 
 NAME = "no_io_errors"
+EVIDENCE: tuple[Evidence, ...] = ("run",)  # what a test hands evaluate()
+BOUND = Bound("max_errors", floor=False, unit="errors", proposed=False)
 
 
 class Params(CriterionParams):

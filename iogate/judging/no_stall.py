@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 from pydantic import Field
 
-from criteria.params import CriterionParams, LatencyNs
+from iogate.judging.params import Bound, CriterionParams, Evidence, LatencyNs
 from iogate.metrics.grid import per_vm
 from iogate.metrics.types import Interval, RunResult
 from iogate.metrics.windows import Window
@@ -41,6 +41,8 @@ from iogate.units import ns_to_ms
 from iogate.verdict import Unit, Verdict
 
 NAME = "no_stall"
+EVIDENCE: tuple[Evidence, ...] = ("intervals",)  # what a test hands evaluate()
+BOUND = Bound(None, floor=False, unit="ms silent (the span is the job's own)", proposed=False)
 
 
 class Params(CriterionParams):

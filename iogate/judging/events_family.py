@@ -8,7 +8,7 @@ judged, by rule, not by the test: each check judges the recovery window after
 the event exactly as it judges the event window (against the same baseline
 window, verdict `<check>[recovery]`), so a freeze right after a snapshot
 delete, a mirror detach or a dedupe pass fails. The rules every family gets
-(criteria/family_rules.py: no_errors, no_stall) judge the whole run, the
+(iogate/judging/family_rules.py: no_errors, no_stall) judge the whole run, the
 verify region included, and a stall's verdict names the window it fell in
 (event_verdicts).
 """
@@ -18,14 +18,14 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 
-from criteria.families import AGAINST_BASELINE, ON_EVENT, ON_TARGETS
-from criteria.family_rules import rule_verdicts
-from criteria.spec import Check, FamilySpec
+from iogate.judging.families import AGAINST_BASELINE, ON_EVENT, ON_TARGETS
+from iogate.judging.family_rules import rule_verdicts
+from iogate.judging.spec import Check, FamilySpec
 from iogate.metrics.types import RunResult, Series
 from iogate.metrics.windows import WindowStats
 from iogate.verdict import Verdict
 
-# How an events check is judged goes by its criterion (criteria/families.py; a spec whose events check has
+# How an events check is judged goes by its criterion (iogate/judging/families.py; a spec whose events check has
 # another criterion, or a name no events test selects, is refused when it loads): on the event window alone
 # (ON_EVENT: absolute bounds), the event window against the baseline window before it (AGAINST_BASELINE:
 # relative impact), or the VMs' targets over the event window (ON_TARGETS).

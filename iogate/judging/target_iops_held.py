@@ -22,14 +22,16 @@ from typing import Annotated
 
 from pydantic import AfterValidator
 
-from criteria.common import no_data
-from criteria.params import FINITE_OR_NOT, CriterionParams, in_range
+from iogate.judging.common import no_data
+from iogate.judging.params import FINITE_OR_NOT, Bound, CriterionParams, Evidence, in_range
 from iogate.metrics import grid
 from iogate.metrics.types import Series
 from iogate.metrics.windows import Window
 from iogate.verdict import Unit, Verdict
 
 NAME = "target_iops_held"
+EVIDENCE: tuple[Evidence, ...] = ("targets",)  # what a test hands evaluate()
+BOUND = Bound("min_fraction", floor=True, unit="share of intervals (the verdict in %)", proposed=False, shown_scale=100.0)
 
 
 class Params(CriterionParams):

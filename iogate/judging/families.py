@@ -6,7 +6,7 @@ exact name; the events tests read `no_errors` by name) and dispatch on the
 criterion (a run, sweep points, per-VM series and targets, two windows). The
 names and criteria they use are declared here once, as constants the tests and
 the family modules (events_family, scaling_family) import, and
-criteria/spec.py checks every loaded spec against USES: a check no test would
+iogate/judging/spec.py checks every loaded spec against USES: a check no test would
 apply (silently never judged), a check whose criterion cannot judge what its
 test hands it, or a missing check a test reads by name is refused at load,
 naming file:line, family and check, instead of surfacing in the one test that
@@ -14,7 +14,7 @@ trips over it.
 
 Every family that measures runs also accepts the checks named no_stall and
 (scaling now too) no_errors: the rules every family gets apply them to every
-run whether the spec names them or not (criteria/family_rules.py); a spec names
+run whether the spec names them or not (iogate/judging/family_rules.py); a spec names
 one only to set its bounds or, for no_stall, to switch it off with a reason.
 
 A family the spec leaves out has no checks and is not checked here.
@@ -25,32 +25,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from criteria import (
-    iops_at_latency,
-    knee,
-    latency_bound,
-    latency_delta,
-    no_io_errors,
-    no_stall,
-    relative_to_baseline,
-    scaling_efficiency,
-    steady_state,
-    target_iops_held,
-    throughput_impact,
-    throughput_min,
-)
+from iogate.judging import no_io_errors, no_stall, registry, relative_to_baseline, scaling_efficiency, steady_state
 
-# Criteria by what a test hands them.
-ON_RUN = frozenset({throughput_min.NAME, latency_bound.NAME, no_io_errors.NAME})  # a measured run (or runs)
-CURVE_CRITERIA = frozenset({iops_at_latency.NAME, knee.NAME})  # a load curve's sweep points, in load order
-ON_EVENT = frozenset({latency_bound.NAME, throughput_min.NAME})  # the event window alone (absolute bounds)
-AGAINST_BASELINE = frozenset({throughput_impact.NAME, latency_delta.NAME})  # the event window vs the baseline window before it
-ON_TARGETS = frozenset({target_iops_held.NAME})  # per-VM interval series and IOPS targets
+# Criteria by what a test hands them, as each criterion declares (EVIDENCE; registry.accepting).
+ON_RUN = registry.accepting("run")  # a measured run (or runs)
+CURVE_CRITERIA = registry.accepting("curve")  # a load curve's sweep points, in load order
+ON_EVENT = registry.accepting("window")  # the event window alone (absolute bounds)
+AGAINST_BASELINE = registry.accepting("window_pair")  # the event window vs the baseline window before it
+ON_TARGETS = registry.accepting("targets")  # per-VM interval series and IOPS targets
 
-# Every family (criteria/family_rules.py): the rules judged on every run, by these names when a spec sets their bounds.
+# Every family (iogate/judging/family_rules.py): the rules judged on every run, by these names when a spec sets their bounds.
 STALL = "no_stall"
 # events: check names and name prefixes (tests/test_snapshot_impact.py, test_mirror_impact.py, test_dedupe_during_load.py).
-NO_ERRORS = "no_errors"  # a rule of every family (criteria/family_rules.py); events specs must name it
+NO_ERRORS = "no_errors"  # a rule of every family (iogate/judging/family_rules.py); events specs must name it
 SNAPSHOT = "snapshot_"  # snapshot_<case>_* judge that case only, every other snapshot_* each case
 DEDUPE = "dedupe_"
 REPLICA = "replica_"
@@ -59,7 +46,7 @@ MIRROR_BACKEND_WRITE = "mirror_backend_write_"
 # kpi: name prefixes (tests/test_frontend_backend.py).
 SPEED = "speed_"
 THROUGHPUT = "throughput_"
-# scaling: check names (criteria/scaling_family.py).
+# scaling: check names (iogate/judging/scaling_family.py).
 SLOW_HOST = "slow_host_max_below_median"
 LINEAR = "linear_efficiency_min"
 DATAPATH = "datapath_efficiency_min"
@@ -92,7 +79,7 @@ class Use:
 
 _EVENT_WINDOWS = ON_EVENT | AGAINST_BASELINE
 # The stall rule, first in every family that measures runs: a spec names it only to set its span or switch it off (with a reason).
-_STALL = Use(frozenset({no_stall.NAME}), "every measured run (a rule: criteria/family_rules.py)", name=STALL)
+_STALL = Use(frozenset({no_stall.NAME}), "every measured run (a rule: iogate/judging/family_rules.py)", name=STALL)
 _EVENTS_HOW = "the event window, or the event window against the baseline window"
 
 # Per family, the first Use that covers a check's name decides what the check must be; a name no Use covers is never applied.
@@ -112,7 +99,7 @@ USES: Mapping[str, tuple[Use, ...]] = {
     ),
     "scaling": (
         _STALL,
-        Use(frozenset({no_io_errors.NAME}), "every step's run (a rule: criteria/family_rules.py)", name=NO_ERRORS),
+        Use(frozenset({no_io_errors.NAME}), "every step's run (a rule: iogate/judging/family_rules.py)", name=NO_ERRORS),
         Use(frozenset({relative_to_baseline.NAME}), "each host alone against the median of the hosts alone", name=SLOW_HOST),
         Use(frozenset({scaling_efficiency.NAME}), "every incremental step against k x one host", name=LINEAR),
         Use(frozenset({scaling_efficiency.NAME}), "all hosts at once against the lab's data-path limit", name=DATAPATH),

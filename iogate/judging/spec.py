@@ -12,10 +12,10 @@ Loading validates everything before a test runs: the file's structure, the
 criterion names, each criterion's bounds (its Params model: range and unit of
 every bound, so that every check can both pass and fail; the bounds a spec must
 write out, a knee's min_knee_iops), a check name that names a case names a real
-one (criteria/cases.py), where a bound comes from (`source:`, SOURCE_KINDS) and,
+one (iogate/judging/cases.py), where a bound comes from (`source:`, SOURCE_KINDS) and,
 per family, that the tests apply every check with a criterion that can judge
 what they hand it and find every check they read by name
-(criteria/families.py); every error names file:line and the allowed values
+(iogate/judging/families.py); every error names file:line and the allowed values
 ("criteria/poc.yaml line 14: families.baseline.checks.p99_latency_max.
 max_latency: ...").
 
@@ -39,17 +39,17 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from criteria import cases, registry
-from criteria import families as family_uses
-from criteria.params import CriterionParams
 from iogate.errors import LabFileError
+from iogate.judging import cases, registry
+from iogate.judging import families as family_uses
+from iogate.judging.params import CriterionParams
 from iogate.lab.yamlfile import Loc, line_of, load_yaml, validate
 from iogate.metrics.generator import judged_on
 from iogate.verdict import Verdict
 
 FamilyName = Literal["baseline", "sweep", "tiles", "kpi", "protocols", "scaling", "events", "regression"]
 FAMILIES: tuple[str, ...] = FamilyName.__args__
-SPEC_DIR = Path(__file__).resolve().parent
+SPEC_DIR = Path(__file__).resolve().parents[2] / "criteria"  # the spec YAMLs and calibration records: data, beside the library
 
 
 class _CheckModel(BaseModel):

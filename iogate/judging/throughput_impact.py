@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from typing import Literal
 
-from criteria.common import DirectionName, Source, metric_of, no_data, pct_change, stalls_of, window_name
-from criteria.params import CriterionParams, DropPct
+from iogate.judging.common import DirectionName, Source, metric_of, no_data, pct_change, stalls_of, window_name
+from iogate.judging.params import Bound, CriterionParams, DropPct, Evidence
 from iogate.metrics.nodata import NoData
 from iogate.verdict import Unit, Verdict
 
 NAME = "throughput_impact"
+EVIDENCE: tuple[Evidence, ...] = ("window_pair",)  # what a test hands evaluate()
+BOUND = Bound("max_drop_pct", floor=False, unit="% below the baseline window", change_pct=True)
 
 
 class Params(CriterionParams):

@@ -8,8 +8,8 @@
                                 lab's datapath_limit_bytes_per_s
 
 A check the spec leaves out is not judged; any other check in the family is
-refused when the spec loads (criteria/families.py: it would otherwise be
-silently ignored). By rule, not by the spec (criteria/family_rules.py), every
+refused when the spec loads (iogate/judging/families.py: it would otherwise be
+silently ignored). By rule, not by the spec (iogate/judging/family_rules.py), every
 step's run is judged for I/O errors (no_errors) and stalls (no_stall), and
 every planned step must be present (expected_points): a job returning EIO no
 longer passes slow-host, linear and efficiency, nor a step that never ran.
@@ -21,10 +21,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from criteria.families import DATAPATH, LINEAR, SLOW_HOST
-from criteria.family_rules import rule_verdicts
-from criteria.points import expected_points
-from criteria.spec import Check, FamilySpec
+from iogate.judging.families import DATAPATH, LINEAR, SLOW_HOST
+from iogate.judging.family_rules import rule_verdicts
+from iogate.judging.points import expected_points
+from iogate.judging.spec import Check, FamilySpec
 from iogate.metrics.types import RunResult
 from iogate.procedures import scaling
 from iogate.procedures.scaling import Step, StepResult

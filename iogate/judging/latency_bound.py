@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from criteria.common import NS_PER_MS, DirectionOrEach, Source, expand_directions, latency_ns_of, no_data, window_name
-from criteria.params import CriterionParams, LatencyStat, PositiveLatencyNs
+from iogate.judging.common import NS_PER_MS, DirectionOrEach, Source, expand_directions, latency_ns_of, no_data, window_name
+from iogate.judging.params import Bound, CriterionParams, Evidence, LatencyStat, PositiveLatencyNs
 from iogate.metrics.nodata import NoData
 from iogate.verdict import Unit, Verdict
 
 NAME = "latency_bound"
+EVIDENCE: tuple[Evidence, ...] = ("run", "window")  # what a test hands evaluate()
+BOUND = Bound("max_latency_ns", floor=False, unit="ns (the verdict in ms)")
 
 
 class Params(CriterionParams):

@@ -15,12 +15,14 @@ from collections.abc import Sequence
 
 from pydantic import Field
 
-from criteria.common import NS_PER_MS, no_data
-from criteria.params import CriterionParams, LatencyStat, PositiveIops, PositiveLatencyNs
-from criteria.points import SweepPoint
+from iogate.judging.common import NS_PER_MS, no_data
+from iogate.judging.params import Bound, CriterionParams, Evidence, LatencyStat, PositiveIops, PositiveLatencyNs
+from iogate.judging.points import SweepPoint
 from iogate.verdict import Unit, Verdict
 
 NAME = "iops_at_latency"
+EVIDENCE: tuple[Evidence, ...] = ("curve",)  # what a test hands evaluate()
+BOUND = Bound("min_iops", floor=True, unit="IOPS")
 
 
 class Params(CriterionParams):

@@ -22,11 +22,13 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field, ValidationInfo
 
-from criteria.common import no_data
-from criteria.params import FINITE_OR_NOT, CriterionParams, in_range
+from iogate.judging.common import no_data
+from iogate.judging.params import FINITE_OR_NOT, Bound, CriterionParams, Evidence, in_range
 from iogate.verdict import Unit, Verdict
 
 NAME = "steady_state"
+EVIDENCE: tuple[Evidence, ...] = ("rounds",)  # what a test hands evaluate()
+BOUND = Bound("max_rounds", floor=False, unit="rounds", proposed=False)
 
 
 _SHARE_OF_MEAN = in_range(0, low_open=True, unit="% of the window's mean", why="at 0 only a perfectly flat window passes")

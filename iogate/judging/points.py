@@ -1,59 +1,19 @@
-"""SweepPoint: one load level of a sweep (threads, VMs, queue depth) as plain numbers.
+"""Points known before a test runs (a sweep's grid, scaling's steps, the protocols compared).
 
-Sweep criteria (iops_at_latency, knee) take a list of these in load order.
 The points a test will produce are known before it runs: `expected_points`
 fails naming each planned point that is missing, `comparands` a comparison
 that lacks what it compares (only the baseline protocol measured).
-A point whose figures could not be measured (no latency samples, no bins)
-keeps NaN there and says what was missing in `missing`; criteria fail on it.
-
->>> SweepPoint.from_run(run, label="qd=8")
+SweepPoint (one load level as plain numbers) is evidence: iogate/judging/evidence.py.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
 
-from criteria.common import Source, iops_of, latency_ns_of, parse_stat
-from iogate.metrics.nodata import NoData
+from iogate.judging.evidence import SweepPoint
 from iogate.verdict import Unit, Verdict
 
-
-@dataclass(frozen=True)
-class SweepPoint:
-    label: str
-    iops: float
-    latency_mean_ns: float
-    latency_pct_ns: Mapping[float, float] = field(default_factory=dict)  # percentile -> ns
-    missing: str = ""  # what could not be measured (NoData's message); "" when complete
-
-    def latency_ns(self, stat: str) -> float:
-        pct = parse_stat(stat)
-        if pct is None:
-            return self.latency_mean_ns
-        if pct not in self.latency_pct_ns:
-            raise ValueError(f"sweep point {self.label}: no p{pct:g} recorded (have {sorted(self.latency_pct_ns)})")
-        return self.latency_pct_ns[pct]
-
-    @classmethod
-    def from_source(cls, source: Source, label: str, pcts: Iterable[float] = (50.0, 99.0, 99.9), direction: str = "all") -> SweepPoint:
-        """From a RunResult (one sweep point run) or a WindowStats; a missing figure is NaN, named in `missing`."""
-        gaps: list[str] = []
-
-        def measured(read: Callable[[], float]) -> float:
-            try:
-                return read()
-            except NoData as missing:
-                gaps.append(str(missing))
-                return float("nan")
-
-        iops = measured(lambda: iops_of(source, direction))
-        mean = measured(lambda: latency_ns_of(source, "mean", direction))
-        pct = {p: measured(lambda p=p: latency_ns_of(source, f"p{p:g}", direction)) for p in pcts}
-        return cls(label, iops, mean, pct, "; ".join(dict.fromkeys(gaps)))
-
-    from_run = from_source
+__all__ = ["COMPARANDS", "EXPECTED_POINTS", "SweepPoint", "comparands", "expected_points"]
 
 
 # -- expected points: known before the test runs, a missing one is a failed verdict ---------------------------

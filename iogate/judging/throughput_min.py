@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from typing import Literal
 
-from criteria.common import DirectionName, Source, metric_of, no_data, stalls_of, window_name
-from criteria.params import CriterionParams, PositiveFigure
+from iogate.judging.common import DirectionName, Source, metric_of, no_data, stalls_of, window_name
+from iogate.judging.params import Bound, CriterionParams, Evidence, PositiveFigure
 from iogate.metrics.nodata import NoData
 from iogate.verdict import Unit, Verdict
 
 NAME = "throughput_min"
+EVIDENCE: tuple[Evidence, ...] = ("run", "window")  # what a test hands evaluate()
+BOUND = Bound("minimum", floor=True, unit="IOPS or MB/s, as the metric says")
 UNITS = {"iops": Unit.IOPS, "mb_per_s": Unit.MB_PER_S}
 
 

@@ -15,11 +15,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from criteria.common import no_data
-from criteria.params import CriterionParams, SharePct
+from iogate.judging.common import no_data
+from iogate.judging.params import Bound, CriterionParams, Evidence, SharePct
 from iogate.verdict import Unit, Verdict
 
 NAME = "scaling_efficiency"
+EVIDENCE: tuple[Evidence, ...] = ("aggregate",)  # what a test hands evaluate()
+BOUND = Bound("min_efficiency_pct", floor=True, unit="% of the reference")
 
 
 class Params(CriterionParams):

@@ -19,11 +19,13 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, ValidationInfo
 
-from criteria.common import no_data
-from criteria.params import FINITE_OR_NOT, CriterionParams, in_range
+from iogate.judging.common import no_data
+from iogate.judging.params import FINITE_OR_NOT, Bound, CriterionParams, Evidence, in_range
 from iogate.verdict import Unit, Verdict
 
 NAME = "relative_to_baseline"
+EVIDENCE: tuple[Evidence, ...] = ("figures",)  # what a test hands evaluate()
+BOUND = Bound("tolerance_pct", floor=False, unit="% from the reference (baseline = 100)", change_pct=True)
 
 
 _FALLS_FAIL = ("within", "not_below")  # modes in which a value that fell to 0 (relative 0) must be able to fail

@@ -11,11 +11,12 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from typing import Annotated, ClassVar
+from dataclasses import dataclass
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo
 
-from criteria.common import parse_stat
+from iogate.judging.common import parse_stat
 
 _LATENCY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ns|us|µs|ms|s)\s*$")
 _NS_PER = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
@@ -116,8 +117,32 @@ class CriterionParams(BaseModel):
     other keywords are what a test measured or knows (targets, a limit, a window),
     never a bound. SPEC_REQUIRES names the bounds a spec must write out even
     where the criterion has a default for library use (a knee's min_knee_iops),
-    with why; the loader refuses a check without them (criteria/spec.py).
+    with why; the loader refuses a check without them (iogate/judging/spec.py).
     """
 
     model_config = ConfigDict(extra="forbid", validate_by_name=True, validate_by_alias=True, frozen=True, allow_inf_nan=False)
     SPEC_REQUIRES: ClassVar[dict[str, str]] = {}
+
+
+# -- what a criterion declares once, beside its Params: the evidence it accepts and its bound ------------------------
+# Evidence kinds a test can hand the judge (iogate/judging/judge.py): a measured run (fio's totals), one window of
+# the per-second logs, the event window against the baseline window before it, a load curve's points, per-VM series
+# and targets, figures by name against a reference one, an aggregate against a reference, a run's rounds, and a run's
+# per-interval completions (where a job fell silent).
+Evidence = Literal["run", "window", "window_pair", "curve", "targets", "figures", "aggregate", "rounds", "intervals"]
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A criterion's bound: the Params field holding it, whether measured must stay at or above it (a floor) or at or
+    below it (a ceiling), and its unit. `change_pct`: measured is a relative change in % (a drop, a rise, a deviation),
+    so a calibration margin is in percentage points. `proposed`: measured is a distance from this bound, so
+    calibration can propose one from it (a share of intervals, a round count, a silent span are recorded only);
+    `shown_scale` turns the Params value into the verdict's unit where it is not proposed."""
+
+    key: str | None
+    floor: bool
+    unit: str
+    change_pct: bool = False
+    proposed: bool = True
+    shown_scale: float = 1.0

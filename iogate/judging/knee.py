@@ -63,12 +63,14 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import AfterValidator
 
-from criteria.common import NS_PER_MS
-from criteria.params import FINITE_OR_NOT, CriterionParams, LatencyNs, LatencyStat, PositiveIops, in_range
-from criteria.points import SweepPoint
+from iogate.judging.common import NS_PER_MS
+from iogate.judging.params import FINITE_OR_NOT, Bound, CriterionParams, Evidence, LatencyNs, LatencyStat, PositiveIops, in_range
+from iogate.judging.points import SweepPoint
 from iogate.verdict import Unit, Verdict
 
 NAME = "knee"
+EVIDENCE: tuple[Evidence, ...] = ("curve",)  # what a test hands evaluate()
+BOUND = Bound("min_knee_iops", floor=True, unit="IOPS")
 
 
 class Params(CriterionParams):

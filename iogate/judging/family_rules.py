@@ -10,7 +10,7 @@ before, scaling refused a no_errors check and every job returning EIO passed
 its stepping checks, and the baseline family's whole-run mean hid 10 s at 0 IOPS.
 
 Expected points (a sweep's grid, scaling's steps, the protocols compared) are
-criteria/points.py: `expected_points`, `comparands`.
+iogate/judging/points.py: `expected_points`, `comparands`.
 """
 
 from __future__ import annotations
@@ -18,15 +18,15 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Sequence
 
-from criteria import no_io_errors, no_stall
-from criteria.families import NO_ERRORS, STALL
-from criteria.spec import Check, FamilySpec
+from iogate.judging import no_io_errors, no_stall
+from iogate.judging.families import NO_ERRORS, STALL
+from iogate.judging.spec import Check, FamilySpec
 from iogate.metrics.types import RunResult
 from iogate.metrics.windows import Window
 from iogate.verdict import Verdict
 
 RULE_CRITERIA = frozenset({no_io_errors.NAME, no_stall.NAME})
-_RULE_WHERE = "criteria/family_rules.py (a rule every family gets; the spec names no such check)"
+_RULE_WHERE = "iogate/judging/family_rules.py (a rule every family gets; the spec names no such check)"
 
 
 def rule_checks(family: FamilySpec) -> list[Check]:

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
-from criteria.families import MIRROR_BACKEND_WRITE, MIRROR_FRONTEND_WRITE, SNAPSHOT, SPEED, THROUGHPUT
+from iogate.judging.families import MIRROR_BACKEND_WRITE, MIRROR_FRONTEND_WRITE, SNAPSHOT, SPEED, THROUGHPUT
 
 # tests/test_snapshot_impact.py CASES and tests/test_mirror_impact.py MIRROR_CASES.
 SNAPSHOT_CASES = ("read", "frontend_write", "backend_write")

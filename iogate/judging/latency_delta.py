@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from pydantic import field_validator
 
-from criteria.common import NS_PER_MS, DirectionName, Source, latency_ns_of, no_data, parse_stat, pct_change, window_name
-from criteria.params import CriterionParams, RisePct
+from iogate.judging.common import NS_PER_MS, DirectionName, Source, latency_ns_of, no_data, parse_stat, pct_change, window_name
+from iogate.judging.params import Bound, CriterionParams, Evidence, RisePct
 from iogate.metrics.nodata import NoData
 from iogate.verdict import Unit, Verdict
 
 NAME = "latency_delta"
+EVIDENCE: tuple[Evidence, ...] = ("window_pair",)  # what a test hands evaluate()
+BOUND = Bound("max_rise_pct", floor=False, unit="% over the baseline window", change_pct=True)
 
 
 class Params(CriterionParams):

@@ -1,0 +1,80 @@
+"""The judge a test hands evidence to (iogate/judging/judge.py SpecJudge, through plugins/verdicts.py Judge): which
+checks judge which evidence and the rules every family gets, decided there and not by a test. Expected values worked
+by hand from the runs built here (selftests/unit/test_family_rules.py's helpers)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from iogate.judging.evidence import SweepPoint
+from iogate.judging.judge import SpecJudge
+from iogate.judging.spec import AcceptanceSpec, load_spec
+from iogate.metrics.windows import Window, window_stats
+from plugins.verdicts import Judge
+from selftests.unit.test_family_rules import S, run, steady
+
+
+def loaded(tmp_path: Path, families: str) -> AcceptanceSpec:
+    path = tmp_path / "spec.yaml"
+    path.write_text("version: 1\nfamilies:\n" + families)
+    return load_spec(path)
+
+
+def outcomes(verdicts) -> list[tuple[str, bool]]:  # type: ignore[no-untyped-def]
+    return [(v.criterion, v.passed) for v in verdicts]
+
+
+def test_a_run_gets_its_run_checks_and_both_rules_though_the_spec_names_neither(tmp_path: Path) -> None:
+    # 100 IOPS for 30 s, every job returned EIO (5): the floor of 80 passes, no_errors fails; no silent second.
+    spec = loaded(tmp_path, "  baseline:\n    checks:\n      iops_min: {criterion: throughput_min, metric: iops, minimum: 80}\n")
+    assert outcomes(SpecJudge(spec).run("baseline", run(steady(100), error=5))) == [
+        ("iops_min", True), ("no_errors", False), ("no_stall", True)]
+
+
+def test_a_sweep_point_is_judged_without_its_curve_checks_and_the_curve_needs_every_planned_point(tmp_path: Path) -> None:
+    spec = loaded(tmp_path, "  sweep:\n    checks:\n"
+                            "      iops_min: {criterion: throughput_min, metric: iops, minimum: 80}\n"
+                            "      knee: {criterion: knee, min_knee_iops: 10}\n")
+    judge = SpecJudge(spec)
+    assert outcomes(judge.run("sweep", run(steady(100)))) == [("iops_min", True), ("no_errors", True), ("no_stall", True)]
+    assert judge.judges_curves("sweep")
+    points = [SweepPoint("t1", 100.0, 1e6, {99.0: 2e6}), SweepPoint("t2", 190.0, 1.1e6, {99.0: 2.2e6})]
+    verdicts = judge.curve("sweep", {"rd100-4k": points}, planned=["t1", "t2", "t4"], measured=["t1", "t2"], what="point",
+                           window="sweep block")
+    assert [v.criterion for v in verdicts] == ["expected_points", "knee[rd100-4k]"]
+    assert not verdicts[0].passed and "missing t4" in verdicts[0].detail  # 2 of 3 planned: the sweep fails, naming t4
+
+
+def test_a_protocol_comparison_with_the_baseline_alone_fails(tmp_path: Path) -> None:
+    spec = loaded(tmp_path, "  protocols:\n    checks:\n"
+                            "      iops_within: {criterion: relative_to_baseline, metric: iops, tolerance_pct: 5}\n")
+    verdicts = SpecJudge(spec).protocols({"block": run(steady(100))}, planned=["block", "nbd"], baseline="block",
+                                         figures={"iops": lambda r: r.total_iops}, window="p1")
+    assert outcomes(verdicts)[0] == ("comparands", False)
+    assert [v.criterion for v in verdicts] == ["comparands", "iops_within", "no_errors", "no_stall"]
+
+
+EVENTS = ("  events:\n    checks:\n"
+          "      snapshot_read_drop_max: {criterion: throughput_impact, metric: iops, direction: read, max_drop_pct: 15}\n"
+          "      snapshot_backend_write_drop_max: {criterion: throughput_impact, metric: iops, direction: read, max_drop_pct: 50}\n"
+          "      snapshot_p99_max: {criterion: latency_bound, stat: p99, direction: read, max_latency: 100ms}\n"
+          "      no_errors: {criterion: no_io_errors}\n")
+
+
+def test_an_event_case_is_judged_by_its_own_checks_and_every_case_checks_on_both_windows(tmp_path: Path) -> None:
+    # Baseline 0-10 s, event 10-20 s, recovery 20-30 s, 100 IOPS throughout: every window check passes.
+    result = run(steady(100))
+    baseline, event, recovery = (window_stats(result.series, Window(n, a * S, b * S))
+                                 for n, a, b in (("baseline", 0, 10), ("event", 10, 20), ("recovery", 20, 30)))
+    verdicts = SpecJudge(loaded(tmp_path, EVENTS)).events("snapshot", baseline, event, recovery, result, case="read")
+    names = [v.criterion for v in verdicts]
+    # snapshot_backend_write_* judges another case only; snapshot_p99_max judges every case.
+    assert names[:4] == ["snapshot_read_drop_max", "snapshot_p99_max", "snapshot_read_drop_max[recovery]", "snapshot_p99_max[recovery]"]
+    assert "snapshot_backend_write_drop_max" not in names and {"no_errors", "no_stall"} <= set(names)
+
+
+def test_the_fixture_records_what_the_judge_returns(tmp_path: Path) -> None:
+    spec = loaded(tmp_path, "  baseline:\n    checks:\n      iops_min: {criterion: throughput_min, metric: iops, minimum: 80}\n")
+    sink: list = []
+    returned = Judge(sink, [], lambda: spec).run("baseline", run(steady(100)))
+    assert sink == returned and len(sink) == 3
