@@ -14,9 +14,9 @@ import argparse
 import resource
 import time
 
-from iogate.judging import latency_bound, throughput_min
 from iogate.bench.synthetic import host_logs, ios_at
 from iogate.engines.fio.parse import parse_logs
+from iogate.judging import latency_bound, throughput_min
 from iogate.metrics.types import Dir, HistSample, JobSpan, Sample, Series
 from iogate.metrics.windows import event_windows, measure_window, window_stats
 from iogate.report import charts
