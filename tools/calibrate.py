@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
@@ -80,6 +80,16 @@ class Observed:
     unit: str
     failed: int
     invalid: int = 0  # rows judged on a saturated generator, passed or failed: they measured this machine, not the lab; left out
+    # Values per window a check judged ("" for the check's own window, "recovery" for `<check>[recovery]`, a VM's name for
+    # `<check>[vm]`): one run judges an events check twice, so n alone would read as twice the runs.
+    windows: dict[str, int] = field(default_factory=dict)
+    worst_window: str = ""
+
+    @property
+    def count(self) -> str:
+        own = self.windows.get("", 0)
+        rest = [f"{n} [{name}]" for name, n in sorted(self.windows.items()) if name]
+        return " + ".join(([str(own)] if own or not rest else []) + rest)
 
     @property
     def lower(self) -> bool:
@@ -166,7 +176,8 @@ def collect(rows: list[dict], spec_path: Path, family: str) -> dict[str, Observe
     observed: dict[str, Observed] = {}
     for row in rows:
         name = row["criterion"]
-        base = name.split("[", 1)[0]
+        base, _, suffix = name.partition("[")
+        window = suffix.rstrip("]")
         check = family_spec.checks.get(base)
         if check is None:
             continue  # a check of another family (regression) or none of this spec
@@ -179,6 +190,11 @@ def collect(rows: list[dict], spec_path: Path, family: str) -> dict[str, Observe
         if row.get("measurement_invalid"):
             entry.invalid += 1  # neither a value of the lab nor a failure of its bound, whatever `passed` says (plugins/verdicts.py)
             continue
+        if value_list:
+            entry.windows[window] = entry.windows.get(window, 0) + 1
+            worse = not entry.values or (value_list[0] < entry.worst if entry.lower else value_list[0] > entry.worst)
+            if worse:
+                entry.worst_window = window
         entry.values.extend(value_list)
         if check.criterion not in BOUND_KEY:
             entry.failed += 0 if row["passed"] else 1  # judged at the run's bounds (a share of intervals, rounds)
@@ -229,6 +245,7 @@ def record(results: dict[str, dict[str, Observed]], runs: dict[str, list[tuple[i
                              f"| {obs.failed} | no data{left_out} |")
                 continue
             proposed = obs.proposed(args.margin, args.floor_margin, args.points)
+            worst_in = f" [{obs.worst_window}]" if obs.worst_window else ""
             if obs.failed and obs.check is not None and obs.check.criterion not in BOUND_KEY:
                 status = f"{obs.failed} run(s) failed at the run's bounds"
             elif obs.failed:
@@ -238,8 +255,8 @@ def record(results: dict[str, dict[str, Observed]], runs: dict[str, list[tuple[i
             else:
                 status = "ok"
             lines.append(
-                f"| {name} | {obs.check.criterion if obs.check else ''} | {len(obs.values)} | {min(obs.values):.4g} | "
-                f"{statistics.median(obs.values):.4g} | {max(obs.values):.4g} | {obs.worst:.4g} | {obs.bound:.4g} | "
+                f"| {name} | {obs.check.criterion if obs.check else ''} | {obs.count} | {min(obs.values):.4g} | "
+                f"{statistics.median(obs.values):.4g} | {max(obs.values):.4g} | {obs.worst:.4g}{worst_in} | {obs.bound:.4g} | "
                 f"{'' if proposed is None else f'{proposed:.4g}'} | {obs.unit} | {obs.failed} | {status}{left_out} |")
         lines.append("")
     return "\n".join(lines)

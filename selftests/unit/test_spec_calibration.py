@@ -94,3 +94,23 @@ def test_the_record_shows_the_specs_bound_of_a_share_of_intervals_not_the_first_
     rows = [row | {"measured": 100.0, "passed": True}, row | {"measured": 50.0, "passed": False}]
     observed = calibrate.collect(rows, spec, "events")["dedupe_targets_held"]
     assert (observed.bound, observed.failed) == (100.0, 1)
+
+
+def test_recovery_rows_are_counted_apart_and_the_worst_names_its_window() -> None:
+    """An events run judges snapshot_p99_latency_max on the event window and again on the recovery window
+    (`snapshot_p99_latency_max[recovery]`): two runs give four values, which must read "2 + 2 [recovery]",
+    not n = 4, and the worst value (90 ms, in a recovery window) says where it was measured."""
+    spec = ROOT / "criteria" / "local.yaml"
+    row = {"bound": 1.0, "unit": "ms", "test": "t", "passed": True}
+    rows = [row | {"criterion": "snapshot_p99_latency_max", "measured": 40.0},
+            row | {"criterion": "snapshot_p99_latency_max[recovery]", "measured": 90.0},
+            row | {"criterion": "snapshot_p99_latency_max", "measured": 60.0},
+            row | {"criterion": "snapshot_p99_latency_max[recovery]", "measured": 30.0}]
+    observed = calibrate.collect(rows, spec, "events")["snapshot_p99_latency_max"]
+    assert (observed.count, observed.worst, observed.worst_window) == ("2 + 2 [recovery]", 90.0, "recovery")
+    args = argparse.Namespace(spec=spec, n=2, n_for=[], profile="smoke", lab=ROOT / "labs" / "local.yaml", note="",
+                              margin=0.25, floor_margin=0.05, points=5.0)
+    line = next(li for li in calibrate.record({"events": {"snapshot_p99_latency_max": observed}}, {"events": [(0, 1.0)] * 2},
+                                              args, []).splitlines() if li.startswith("| snapshot_p99_latency_max "))
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    assert (cells[2], cells[6]) == ("2 + 2 [recovery]", "90 [recovery]"), line
