@@ -203,6 +203,16 @@ def collect(rows: list[dict], spec_path: Path, family: str) -> dict[str, Observe
     return observed
 
 
+def shown(path: Path | None) -> str:
+    """A path as the record names it: relative to the checkout, so a record reads the same in every clone."""
+    if path is None:
+        return ""
+    try:
+        return str(Path(path).resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
 def machine_load() -> str:
     one, five, _ = os.getloadavg()
     return f"load average {one:.1f} (1 min) / {five:.1f} (5 min) on {os.cpu_count()} CPUs"
@@ -210,16 +220,17 @@ def machine_load() -> str:
 
 def record(results: dict[str, dict[str, Observed]], runs: dict[str, list[tuple[int, float]]], args: argparse.Namespace,
            loads: list[str]) -> str:
-    lines = [
-        f"# Calibration record of {args.spec}",
-        "",
-        f"Taken {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} with `python tools/calibrate.py --n {args.n} "
-        f"{' '.join(f'--n-for {item}' for item in args.n_for)}{' --together' if getattr(args, 'together', False) else ''} "
-        f"--families {','.join(results)} --profile {args.profile} "
-        f"--lab {args.lab.name}` on {os.uname().nodename} "
-        f"({os.cpu_count()} CPUs).",
-        f"Machine load while it ran: {'; '.join(loads)}.",
-    ]
+    now = time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())
+    if getattr(args, "render_only", False):
+        # The rows were taken earlier (their runs, loads and the note say when and how): this run only rendered them.
+        taken = (f"Rendered {now} from rows taken by earlier runs, with `python tools/calibrate.py --render-only "
+                 f"--rows {shown(args.rows)} --spec {shown(args.spec)}` on {os.uname().nodename} ({os.cpu_count()} CPUs).")
+    else:
+        taken = (f"Taken {now} with `python tools/calibrate.py --n {args.n} "
+                 f"{' '.join(f'--n-for {item}' for item in args.n_for)}{' --together' if getattr(args, 'together', False) else ''} "
+                 f"--families {','.join(results)} --profile {args.profile} "
+                 f"--lab {args.lab.name}` on {os.uname().nodename} ({os.cpu_count()} CPUs).")
+    lines = [f"# Calibration record of {shown(args.spec)}", "", taken, f"Machine load while it ran: {'; '.join(loads)}."]
     if args.note:
         lines += ["", f"**Note:** {args.note}"]
     lines += [
