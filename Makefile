@@ -121,7 +121,7 @@ check-extended: setup vendors
 	$(call tiers_verdict,check-extended,extended:$$rc)
 
 # Every check of criteria/netns.yaml fails on its injected degradation (~5 min on a private 4-host netns lab);
-# the local spec's catches run inside make check.
+# the local spec's catches run inside make check too (its clean-lab pass and second dedupe catch: make check-extended).
 spec-catches: setup
 	$(PY) -m pytest selftests/integration/test_netns_spec_catches.py selftests/integration/test_local_spec_catches.py $(PYTEST_ARGS)
 
