@@ -7,7 +7,8 @@ lowers the cap to 400 IOPS for the middle third of the run and lifts it back:
 IOPS halve and latency doubles inside the event window, so throughput_impact
 and latency_delta must fail there, naming the window. The control run replays
 the same two array actions with the cap left at 800: both verdicts must pass.
-Three repetitions of each catch a flaky pipeline (windows, event clock, series).
+Three repetitions of each catch a flaky pipeline (windows, event clock, series): make check runs the
+first, make check-extended the other two (marker extended).
 The control run with fio stopped inside the event window must fail as a
 stall (a product failure), and seconds a throttle leaves without a completed
 I/O must count as 0 in a window's mean.
@@ -50,6 +51,7 @@ MAX_RISE_PCT = 30.0
 # Actions half-way through fio's seconds (offsets count from its measurement start): the second in which
 # a cap changes straddles the window edge and belongs to neither window.
 RAMP_S, RUNTIME_S, ON_S, OFF_S = 1.0, 9.0, 3.5, 6.5
+REPETITIONS = [1, pytest.param(2, marks=pytest.mark.extended), pytest.param(3, marks=pytest.mark.extended)]
 
 
 @pytest.fixture
@@ -80,7 +82,7 @@ def judged(run: EventRun) -> tuple:  # type: ignore[type-arg]
     return baseline, event, recovery, throughput, latency
 
 
-@pytest.mark.parametrize("repetition", [1, 2, 3])
+@pytest.mark.parametrize("repetition", REPETITIONS)
 def test_halving_the_cap_fails_both_verdicts_in_the_event_window(capped, repetition: int) -> None:  # type: ignore[no-untyped-def]
     baseline, event, recovery, throughput, latency = judged(run_with_degrade(*capped, DEGRADED_CAP))
     print(throughput.line(), latency.line(), sep="\n")
@@ -95,7 +97,7 @@ def test_halving_the_cap_fails_both_verdicts_in_the_event_window(capped, repetit
     assert latency.measured > 60  # queue depth 16 at half the IOPS: about +100 %
 
 
-@pytest.mark.parametrize("repetition", [1, 2, 3])
+@pytest.mark.parametrize("repetition", REPETITIONS)
 def test_the_same_actions_without_degrading_pass(capped, repetition: int) -> None:  # type: ignore[no-untyped-def]
     baseline, event, _, throughput, latency = judged(run_with_degrade(*capped, BASELINE_CAP))
     print(throughput.line(), latency.line(), sep="\n")

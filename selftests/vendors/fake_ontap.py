@@ -61,6 +61,9 @@ class FakeOntap:
         self.lun_born: dict[str, datetime.datetime] = {}  # a LUN has performance samples from its creation on
         self.metrics_intervals: list[str] = []  # the `interval` of each metrics query
         self.metric_status = "ok"
+        # The cluster's clock for its performance samples: None follows this machine's. A test that pages through
+        # the samples freezes it, or a 15 s step passing between two pages shifts every record by one.
+        self.metrics_now: datetime.datetime | None = None
         self.clock_ahead = datetime.timedelta(0)  # how far the nodes' clocks run ahead of this machine's
         self.tz = datetime.timezone(datetime.timedelta(hours=-4))  # the cluster's time zone (the swagger's example)
         # Paging, as the swagger's notes describe it: a collection GET ends a page after max_records (or
@@ -180,7 +183,7 @@ class FakeOntap:
         interval = request.query.get("interval", ["1h"])[0]
         self.metrics_intervals.append(interval)
         span, step, duration = METRIC_INTERVALS[interval]
-        now = datetime.datetime.now(datetime.UTC)
+        now = self.metrics_now or datetime.datetime.now(datetime.UTC)
         born = max(self.lun_born[lun_uuid], now - span)
         first, last = math.ceil(born.timestamp() / step), math.floor(now.timestamp() / step)
         records = []

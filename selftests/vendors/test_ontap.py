@@ -319,9 +319,12 @@ def test_a_licence_on_a_later_page_still_counts(
 
 
 def _lun_with_samples(driver: ontap.Ontap, array: FakeOntap) -> tuple[Any, datetime, datetime]:
+    """A LUN 10 minutes old on a cluster whose sample clock stands still on a whole 15 s step: the samples and
+    their pages are the same however long the calls take (a step passing between two pages shifts the records)."""
     volume = driver.create_volume("vol0", 1 << 30)
     (lun_uuid,) = array.lun_born
-    now = datetime.now(UTC)
+    now = datetime.fromtimestamp(int(datetime.now(UTC).timestamp()) // 15 * 15, UTC)
+    array.metrics_now = now
     array.lun_born[lun_uuid] = now - timedelta(minutes=10)
     return volume, now - timedelta(minutes=5), now - timedelta(minutes=1)
 
@@ -331,9 +334,12 @@ def test_metrics_longer_than_a_page_are_read_to_the_last_page(driver: ontap.Onta
     whole = driver.volume_metrics(volume, start, end)
     array.max_page = 7
     paged = driver.volume_metrics(volume, start, end)
-    assert len(whole) >= 15 and paged == whole
+    # 15 s samples stamped from the LUN's birth (now - 600 s) to now: 41 records, newest first; the window
+    # [now - 300 s, now - 60 s] holds the 17 stamped now - 300, now - 285, ..., now - 60.
+    assert len(whole) == 17 and paged == whole
+    assert [s.time for s in whole] == [start + timedelta(seconds=15 * i) for i in range(17)]
     metric_pages = [first for path, first, _ in array.pages_served if path.endswith("/metrics")][1:]
-    assert metric_pages[:3] == [0, 7, 14] and len(metric_pages) >= 6  # 40-odd records of the last 10 minutes, 7 a page
+    assert metric_pages == [0, 7, 14, 21, 28, 35]  # 41 records, 7 a page: the last page holds 6
     driver.teardown()
 
 
