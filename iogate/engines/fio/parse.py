@@ -101,7 +101,7 @@ def _histogram(bins: Mapping[str, Any] | None) -> LatencyHistogram | None:
     if bins is None:
         return None
     try:
-        return LatencyHistogram.from_fio_json_bins({k: int(v) for k, v in bins.items()}, covers=FIO_COVERS)
+        return LatencyHistogram.from_fio_json_bins(bins, covers=FIO_COVERS)
     except ValueError as exc:
         raise EngineError(f"fio json+ bins: {exc}") from exc
 
