@@ -115,7 +115,7 @@ class BinCounts(Mapping[int, int]):
     def sum_into(self, dense: list[int]) -> None:
         """Add every count into dense[index] (dense is long enough: the caller's bin count)."""
         counts, indexes = self._split()
-        for index, count in zip(indexes, counts, strict=True):
+        for index, count in zip(indexes.tolist(), counts.tolist(), strict=True):  # lists: far faster to walk
             dense[index] += count
 
     @property

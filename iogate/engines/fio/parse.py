@@ -15,6 +15,7 @@ import json
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -125,32 +126,56 @@ def parse_direction(direction: Dir, raw: Mapping[str, Any]) -> Direction:
         raise EngineError(f"fio json: {direction} section lacks {exc}") from exc
 
 
+@dataclass(frozen=True)
+class JobEntry:
+    """One json job entry (one clone, or a job under group_reporting) reduced to its typed directions:
+    what a host's json+ is kept as while the rest of a client/server document is still being read."""
+
+    name: str
+    directions: Mapping[Dir, Direction]
+    error: int
+    usr_cpu_pct: float
+    sys_cpu_pct: float
+    runtime_ms: int  # entry_runtime_ms
+
+
+def parse_entry(raw: Mapping[str, Any]) -> JobEntry:
+    """One json job entry, checked (a jobname, every direction section) and reduced to bins."""
+    if "jobname" not in raw:
+        raise EngineError("fio json: a job entry names no 'jobname'")
+    name = raw["jobname"]
+    _require_directions(name, raw)
+    return JobEntry(name, {d: parse_direction(d, raw[d.value]) for d in Dir}, int(raw.get("error", 0)),
+                    float(raw.get("usr_cpu", 0)), float(raw.get("sys_cpu", 0)), entry_runtime_ms(raw))
+
+
+def jobs_of_entries(entries: Iterable[JobEntry], host: str) -> list[JobResult]:
+    """JobResults of one host's entries (in the order jobs first appear); numjobs clones of a job merge into one."""
+    grouped: dict[str, list[JobEntry]] = defaultdict(list)
+    for entry in entries:
+        grouped[entry.name].append(entry)
+    return [
+        JobResult(
+            name=name,
+            host=host,
+            directions={d: merge_directions(d, [c.directions[d] for c in clones]) for d in Dir},
+            error=sum(c.error for c in clones),
+            usr_cpu_pct=sum(c.usr_cpu_pct for c in clones),
+            sys_cpu_pct=sum(c.sys_cpu_pct for c in clones),
+        )
+        for name, clones in grouped.items()
+    ]
+
+
 def parse_jobs(data: Mapping[str, Any], host: str) -> list[JobResult]:
     """JobResults of one host's fio output; numjobs clones of a job merge into one."""
     raw_jobs = data.get("jobs")
     if raw_jobs is None:
         raise EngineError("fio json: no 'jobs' (client/server output goes through client_server parsing)")
-    grouped: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for raw in raw_jobs:
         if "jobname" not in raw:
             raise EngineError("fio json: a job entry names no 'jobname'")
-        grouped[raw["jobname"]].append(raw)
-    results = []
-    for name, clones in grouped.items():
-        for clone in clones:
-            _require_directions(name, clone)
-        directions = {d: merge_directions(d, [parse_direction(d, c[d.value]) for c in clones]) for d in Dir}
-        results.append(
-            JobResult(
-                name=name,
-                host=host,
-                directions=directions,
-                error=sum(int(c.get("error", 0)) for c in clones),
-                usr_cpu_pct=sum(float(c.get("usr_cpu", 0)) for c in clones),
-                sys_cpu_pct=sum(float(c.get("sys_cpu", 0)) for c in clones),
-            )
-        )
-    return results
+    return jobs_of_entries((parse_entry(raw) for raw in raw_jobs), host)
 
 
 def _require_directions(name: str, raw: Mapping[str, Any]) -> None:
