@@ -17,8 +17,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from iogate.metrics.bincounts import BinCounts
 from iogate.metrics.grid import JobGrid, job_grids, merge_by_time
-from iogate.metrics.histogram import Histogram
+from iogate.metrics.histogram import PLAT_NR, Histogram
 from iogate.metrics.nodata import NoData
 from iogate.metrics.types import Dir, HistSample, Interval, Series
 
@@ -77,6 +78,14 @@ def event_windows(measure_start_ms: int, measure_end_ms: int, event_start_ms: in
         span("event", event_start_ms + guard_ms, event_end_ms - guard_ms),
         span("recovery", event_end_ms + guard_ms, measure_end_ms),
     )
+
+
+def _merged_histogram(records: Iterable[HistSample]) -> Histogram:
+    """The interval histograms summed bin by bin (exact integers), one dense accumulator for them all."""
+    dense = [0] * PLAT_NR
+    for record in records:
+        BinCounts.from_mapping(record.counts, PLAT_NR).sum_into(dense)  # a BinCounts is only range-checked
+    return Histogram({index: count for index, count in enumerate(dense) if count})
 
 
 def _in_window(records: Iterable[HistSample], window: Window, interval_ms: int) -> list[HistSample]:
@@ -179,7 +188,7 @@ def window_stats(series: Series, window: Window, *, block_size_bytes: int | None
         cut = series.bounds_ms is not None
         vms = {vm: tuple(iops for _, iops, _ in inside(merge_by_time(parts, interval_ms, cut=cut))) for vm, parts in by_vm.items()}
         return DirectionWindow(inside(merge_by_time(picked, interval_ms, cut=cut)),
-                               Histogram.merged(Histogram.from_counts(h.counts) for h in picked_hist),
+                               _merged_histogram(picked_hist),
                                f"window {window.name} ({direction})", {vm: v for vm, v in vms.items() if v})
 
     directions = {
