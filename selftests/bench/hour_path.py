@@ -39,6 +39,7 @@ def main() -> int:
     args = parser.parse_args()
     hosts, seconds = args.hosts, args.seconds
     stages: list[tuple[str, float]] = []
+    peaks: list[str] = [f"imports {rss_mb():.0f}"]
 
     started = time.monotonic()
     generate_s = 0.0
@@ -56,6 +57,7 @@ def main() -> int:
         spans.append(JobSpan(f"h{n}", f"load-h{n}", START_MS, START_MS + seconds * 1000))
     series = Series(tuple(samples), tuple(hist), spans=tuple(spans))
     del samples, hist
+    peaks.append(f"parse logs {rss_mb():.0f}")
     stages.append(("parse logs", time.monotonic() - started - generate_s))
 
     mark = time.monotonic()
@@ -65,15 +67,18 @@ def main() -> int:
     baseline_w, event_w, _ = event_windows(START_MS, end_ms, START_MS + third_ms, START_MS + 2 * third_ms)
     baseline = window_stats(series, baseline_w, block_size_bytes=4096)
     event = window_stats(series, event_w, block_size_bytes=4096)
+    peaks.append(f"windows {rss_mb():.0f}")
     stages.append(("windows", time.monotonic() - mark))
 
     mark = time.monotonic()
     verdicts = [latency_bound.evaluate(w, latency_bound.Params(max_latency="5ms")) for w in (measure, baseline, event)]
     verdicts.append(throughput_min.evaluate(measure, throughput_min.Params(minimum=1)))
+    peaks.append(f"judge {rss_mb():.0f}")
     stages.append(("judge", time.monotonic() - mark))
 
     mark = time.monotonic()
     png = charts.timeline_png(series, [("event", START_MS + third_ms, START_MS + 2 * third_ms)], start_ms=START_MS)
+    peaks.append(f"timeline chart {rss_mb():.0f}")
     stages.append(("timeline chart", time.monotonic() - mark))
 
     # Worked from the generator's formula, not from the path under test: every read of every host and second.
@@ -85,6 +90,7 @@ def main() -> int:
     print(f"{label}: synthetic log text generated in {generate_s:.1f} s (not part of the path)")
     print(f"{label}: {len(series.samples)} samples, {len(series.hist)} histogram lines; merged reads {merged_ios} "
           f"(expected {expected_ios}); verdicts {[v.passed for v in verdicts]}; chart {len(png) / 1e3:.0f} kB")
+    print(f"{label}: peak RSS after each stage (MB): {', '.join(peaks)}")
     print(f"{label} RSS = {rss_mb():.0f} MB")
     return 0 if merged_ios == expected_ios and all(v.passed for v in verdicts) and png.startswith(b"\x89PNG") else 1
 
