@@ -1,9 +1,10 @@
 """BinCounts: a compact, immutable, validated map of histogram bin index -> count (zeros left out).
 
 One per-second fio hist log line holds ~10 occupied bins of 1856; as a dict
-with Python int keys and values that is ~900 bytes, as BinCounts ~180 (one
-bytes object: the counts as unsigned 64-bit integers, then the indexes as
-unsigned 16-bit ones, both in index order). An hour of 1 s lines from 100
+with Python int keys and values that is ~900 bytes, as BinCounts ~130 (one
+bytes object: the counts' width, the counts as unsigned 32-bit integers, or
+64-bit ones where some count needs it, then the indexes as unsigned 16-bit
+ones, both in index order). An hour of 1 s lines from 100
 hosts is 360,000 of them. Counts are exact integers (0 < count < 2**64, a larger one is
 refused with ValueError, never rounded); a
 merge is addition bin by bin (`sum_into` a dense list, then `from_dense`),
@@ -28,6 +29,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 _COUNT = "Q"  # unsigned 64-bit
+_SMALL_COUNT = "I"  # unsigned 32-bit, when every count fits (a per-second line's always does)
 _INDEX = "H"  # unsigned 16-bit
 MAX_SIZE = 1 << 16  # indexes fit 16 bits (fio has 1856 bins, vdbench a few dozen buckets)
 _EMPTY = b""
@@ -46,11 +48,18 @@ class BinCounts(Mapping[int, int]):
     @classmethod
     def _trusted(cls, indexes: Iterable[int], counts: Iterable[int]) -> BinCounts:
         """From ascending indexes and their (non-zero) counts, unchecked beyond what array() refuses."""
+        values = counts if isinstance(counts, list) else list(counts)
         try:
-            packed = array(_COUNT, counts).tobytes() + array(_INDEX, indexes).tobytes()
+            index_array = array(_INDEX, indexes)
+            try:
+                count_array = array(_SMALL_COUNT, values)
+            except OverflowError:
+                count_array = array(_COUNT, values)
         except OverflowError:
             raise ValueError(f"a bin count at or above 2**64 (or an index above {MAX_SIZE - 1}) cannot be held") from None
-        return cls(packed)
+        if len(count_array) != len(index_array):
+            raise ValueError(f"{len(count_array)} counts for {len(index_array)} bins")
+        return cls(bytes((count_array.itemsize,)) + count_array.tobytes() + index_array.tobytes())
 
     @classmethod
     def from_dense(cls, dense: Iterable[int], size: int | None = None) -> BinCounts:
@@ -99,9 +108,13 @@ class BinCounts(Mapping[int, int]):
     # -- reading ---------------------------------------------------------------------------------
 
     def _split(self) -> tuple[memoryview, memoryview]:
-        n = len(self._packed) // 10
-        view = memoryview(self._packed)
-        return view[: 8 * n].cast(_COUNT), view[8 * n:].cast(_INDEX)
+        packed = self._packed
+        if not packed:
+            return memoryview(array(_COUNT)), memoryview(array(_INDEX))
+        width = packed[0]
+        n = (len(packed) - 1) // (width + 2)
+        view = memoryview(packed)
+        return view[1: 1 + width * n].cast(_SMALL_COUNT if width == 4 else _COUNT), view[1 + width * n:].cast(_INDEX)
 
     def indexes(self) -> memoryview:
         return self._split()[1]
@@ -133,7 +146,7 @@ class BinCounts(Mapping[int, int]):
         return iter(self._split()[1].tolist())
 
     def __len__(self) -> int:
-        return len(self._packed) // 10
+        return (len(self._packed) - 1) // (self._packed[0] + 2) if self._packed else 0
 
     def items(self) -> list[tuple[int, int]]:  # type: ignore[override]  # a list: Mapping's view would bisect per key
         counts, indexes = self._split()
