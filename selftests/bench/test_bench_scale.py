@@ -4,7 +4,7 @@
   parsed, split per host and merged (the 64-host benchmark's synthesis, at 1,000), then every
   host's 1 s logs (a 30 s point: iops, clat, clat_hist) parsed one host at a time.
 - 1 h x 100 hosts: selftests/bench/hour_path.py in its own process (its peak RSS is the path's):
-  IOGATE_BENCH_HOUR_SECONDS shortens it (default 3600, ~20 min on the 2-core reference machine).
+  IOGATE_BENCH_HOUR_SECONDS shortens it (default 3600, ~1.5 min on the 2-core reference machine).
 - controller per live host: iogate.bench.controller on 16, 64 and 100 live netns hosts (root only;
   IOGATE_BENCH_LIVE_HOSTS="16" to run fewer).
 """

@@ -16,10 +16,12 @@ fio names in a directory per host and parsed per host.
 At many hosts: fio's host-list file (`--client=FILE`) sends one job file to every
 host, so per-host job files (each host its own devices and log paths) take the
 `--client=HOST JOBFILE` pairs on the command line (100 hosts: ~20 KB of argv,
-far below ARG_MAX). The client's json+ is parsed once and written back in
-chunks; each host's per-second logs are read, parsed and dropped one host at
-a time, so only the samples stay (selftests/bench/test_bench_scale.py times
-1,000 hosts).
+far below ARG_MAX). The client's json+ is streamed from its output file one
+client_stats entry at a time (stream_client_entries), each entry reduced to
+typed results and fio's bins (BinCounts) as it is read (stream_host_jobs) and
+the JSON text copied to client.json on the way; each host's per-second logs are
+then read, parsed and dropped one host at a time, so only the results and
+samples stay (selftests/bench/test_bench_scale.py times 1,000 hosts).
 
 Failures: a host whose fio server disconnects (or cannot be reached), or whose
 transport stops answering the watchdog, ends the run: the client is interrupted
