@@ -1,6 +1,6 @@
 """An hour of 1 s intervals from 100 hosts (synthetic fio logs) through the whole controller path:
 per-host log parsing (one host's text at a time, as the client/server engine does), the run's
-Series, the measure window and a baseline/event window pair, two checks (latency_bound p99,
+Series, its per-second CSV (written row by row, as run_cluster writes it), the measure window and a baseline/event window pair, two checks (latency_bound p99,
 throughput_min) on them, and the timeline chart. Peak RSS is this process's (run it alone).
 
     python -m selftests.bench.hour_path [--hosts 100] [--seconds 3600]
@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import argparse
 import resource
+import tempfile
 import time
 
 from iogate.bench.synthetic import host_logs, ios_at
 from iogate.engines.fio.parse import parse_logs
+from iogate.engines.fio.runner import write_series_csv
 from iogate.judging import latency_bound, throughput_min
 from iogate.metrics.types import Dir, HistSample, JobSpan, Sample, Series
 from iogate.metrics.windows import event_windows, measure_window, window_stats
@@ -59,6 +61,13 @@ def main() -> int:
     del samples, hist
     peaks.append(f"parse logs {rss_mb():.0f}")
     stages.append(("parse logs", time.monotonic() - started - generate_s))
+
+    mark = time.monotonic()
+    with tempfile.TemporaryDirectory() as scratch, open(f"{scratch}/series.csv", "w", newline="") as out:
+        write_series_csv(series, START_MS, out)  # the per-second CSV artifact run_cluster writes
+        csv_mb = out.tell() / 1e6
+    peaks.append(f"per-second CSV {rss_mb():.0f}")
+    stages.append((f"per-second CSV ({csv_mb:.0f} MB)", time.monotonic() - mark))
 
     mark = time.monotonic()
     end_ms = START_MS + seconds * 1000
