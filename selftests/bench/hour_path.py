@@ -1,7 +1,8 @@
 """An hour of 1 s intervals from 100 hosts (synthetic fio logs) through the whole controller path:
 per-host log parsing (one host's text at a time, as the client/server engine does), the run's
-Series, its per-second CSV (written row by row, as run_cluster writes it), the measure window and a baseline/event window pair, two checks (latency_bound p99,
-throughput_min) on them, and the timeline chart. Peak RSS is this process's (run it alone).
+Series, its per-second CSV (written row by row, as run_cluster writes it), the measure window and
+a baseline/event window pair, two checks (latency_bound p99, throughput_min) on them, and the
+timeline chart. Peak RSS is this process's (run it alone).
 
     python -m selftests.bench.hour_path [--hosts 100] [--seconds 3600]
 
