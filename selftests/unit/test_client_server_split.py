@@ -100,7 +100,7 @@ def test_a_streamed_unknown_client_missing_host_or_broken_json_is_an_error(tmp_p
 def test_the_client_text_outside_its_json_is_read_without_the_json(tmp_path: Path) -> None:
     from iogate.engines.fio.client_server import _client_text
 
-    path = _write(tmp_path, "<h1> Starting 1 process\n<h1> fio: terminating on signal 2\n" + TEXT + "<h2> late line\n")
+    path = _write(tmp_path, "<h1> Starting 1 process\n<h1> fio: terminating on signal 2\n" + TEXT.lstrip("\n") + "<h2> late line\n")
     head, text, has_stats = _client_text(path)
     assert head == "<h1> Starting 1 process\n<h1> fio: terminating on signal 2\n"
     assert text == head + "<h2> late line\n" and has_stats
