@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from iogate.engines.fio import parse
-from iogate.engines.fio.client_server import ClientServerEngine, _host_logs, host_jobs, load_client_json
+from iogate.engines.fio.client_server import ClientServerEngine, _host_logs, stream_client_entries, stream_host_jobs
 from iogate.hosts.guard import Guard
 from iogate.hosts.initiator import Initiator
 from iogate.lab import HostLiveness, load_lab
@@ -109,10 +109,7 @@ def measure(count: int, runtime_s: int, workdir: Path, liveness: HostLiveness) -
             watcher.join()
         drive_cpu_s, drive_wall_s = cpu_s() - cpu_before, time.monotonic() - wall_before
         mark = time.monotonic()
-        data = load_client_json(output, "controller bench")
-        del output
-        jobs = host_jobs(data, host_by_client)
-        del data
+        jobs = {share.host: share.jobs for share in stream_host_jobs(stream_client_entries(output), host_by_client)}
         samples = 0
         for host in hosts:
             host_samples, _ = parse.parse_logs(_host_logs(point_dir / host.name / "logs", host.ns_addr), host.name)

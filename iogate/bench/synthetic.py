@@ -24,12 +24,28 @@ def ios_at(host: int, second: int) -> int:
 
 
 def hist_line(t_ms: int, host: int, second: int) -> str:
-    counts = [0] * PLAT_NR
+    return "".join(_hist_pieces(t_ms, host, second))
+
+
+def _hist_pieces(t_ms: int, host: int, second: int) -> list[str]:
+    """One hist line as pieces whose long runs of zeros are shared strings (a host-hour's text is built
+    once, not once as lines and again joined)."""
     centre = 600 + (host % 11) + (second % 5)
     scale = 10 + (host + second) % 7
-    for offset, weight in enumerate(SPREAD):
-        counts[centre + offset] = weight * scale
-    return f"{t_ms}, {READ}, {BLOCK_SIZE}, " + ", ".join(map(str, counts))
+    return [f"{t_ms}, {READ}, {BLOCK_SIZE}, ", _zeros(centre), ", ".join(str(w * scale) for w in SPREAD),
+            _zeros(PLAT_NR - centre - len(SPREAD), leading=True)]
+
+
+_ZERO_RUNS: dict[tuple[int, bool], str] = {}
+
+
+def _zeros(count: int, leading: bool = False) -> str:
+    """`0, 0, ..., 0, ` (count zeros before the occupied bins) or `, 0, ..., 0` (after them), shared."""
+    key = (count, leading)
+    if key not in _ZERO_RUNS:
+        run = ", ".join(["0"] * count)
+        _ZERO_RUNS[key] = "" if not count else f", {run}" if leading else f"{run}, "
+    return _ZERO_RUNS[key]
 
 
 def host_logs(job: str, host: int, start_ms: int, seconds: int) -> dict[str, str]:
@@ -40,6 +56,7 @@ def host_logs(job: str, host: int, start_ms: int, seconds: int) -> dict[str, str
         ios = ios_at(host, second)
         iops.append(f"{t_ms}, {ios}, {READ}, {BLOCK_SIZE}, 0")
         clat.append(f"{t_ms}, {70_000 + 1000 * (host % 11)}, {READ}, {BLOCK_SIZE}, 0")
-        hist.append(hist_line(t_ms, host, second))
+        hist += _hist_pieces(t_ms, host, second)
+        hist.append("\n")
     return {f"{job}_iops.1.log": "\n".join(iops) + "\n", f"{job}_clat.1.log": "\n".join(clat) + "\n",
-            f"{job}_clat_hist.1.log": "\n".join(hist) + "\n"}
+            f"{job}_clat_hist.1.log": "".join(hist)}

@@ -26,11 +26,13 @@ logs "error calculating latency percentiles" otherwise).
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 
+from iogate.metrics.bincounts import BinCounts
 from iogate.metrics.nodata import NoData
 
 PLAT_BITS = 6
@@ -66,6 +68,48 @@ def value_to_index(value_ns: int) -> int:
     return min(base + offset, PLAT_NR - 1)
 
 
+# json+ bin keys as fio writes them (the midpoint in ns, as text or int) -> bin index.
+_INDEX_OF_KEY: dict[str | int, int] = {}
+for _index in range(PLAT_NR):
+    _INDEX_OF_KEY[index_to_value_ns(_index)] = _index
+    _INDEX_OF_KEY[str(index_to_value_ns(_index))] = _index
+
+
+def _json_key_index(key: str | int) -> int:
+    """The bin of a json+ key that is not fio's plain text of a midpoint (" 70", 70.0 ...): checked."""
+    try:
+        value = int(key)
+    except ValueError:
+        raise ValueError(f"json+ bin key {key!r} is not an integer latency in ns") from None
+    index = value_to_index(value)
+    if index_to_value_ns(index) != value:
+        raise ValueError(f"json+ bin key {value} ns is not a fio bin midpoint (fio build with other PLAT_BITS?)")
+    return index
+
+
+def json_bin_counts(bins: Mapping[str | int, int]) -> BinCounts:
+    """json+ "bins" ({"<midpoint ns>": count}) as BinCounts by bin index; checks every key is a real
+    bin and every count a non-negative integer (two keys of one bin add up)."""
+    try:  # fio's own output: midpoints as text, ascending, no zeros; read at C speed
+        indexes = list(map(_INDEX_OF_KEY.__getitem__, bins))
+        counts = list(map(int, bins.values()))
+        if all(map(operator.lt, indexes, indexes[1:])) and (not counts or min(counts) > 0):
+            return BinCounts._trusted(indexes, counts)
+    except (KeyError, TypeError, ValueError):
+        pass
+    by_index: dict[int, int] = {}
+    for key, count in bins.items():
+        index = _INDEX_OF_KEY.get(key)
+        if index is None:
+            index = _json_key_index(key)
+        number = int(count)
+        if number < 0:
+            raise ValueError(f"json+ bin {int(key)} ns has a negative count {count}")
+        if number:
+            by_index[index] = by_index.get(index, 0) + number
+    return BinCounts._trusted(sorted(by_index), (by_index[i] for i in sorted(by_index)))
+
+
 @dataclass
 class Histogram:
     """Bin counts by fio bin index; add histograms together, ask for percentiles.
@@ -79,24 +123,13 @@ class Histogram:
     @classmethod
     def from_json_bins(cls, bins: Mapping[str | int, int]) -> Histogram:
         """From json+ "bins" ({"<midpoint ns>": count}); checks every key is a real bin."""
-        hist = cls()
-        for key, count in bins.items():
-            try:
-                value = int(key)
-            except ValueError:
-                raise ValueError(f"json+ bin key {key!r} is not an integer latency in ns") from None
-            if int(count) < 0:
-                raise ValueError(f"json+ bin {value} ns has a negative count {count}")
-            index = value_to_index(value)
-            if index_to_value_ns(index) != value:
-                raise ValueError(f"json+ bin key {value} ns is not a fio bin midpoint (fio build with other PLAT_BITS?)")
-            if count:
-                hist.counts[index] = hist.counts.get(index, 0) + int(count)
-        return hist
+        return cls(dict(json_bin_counts(bins).items()))
 
     @classmethod
     def from_counts(cls, counts: Mapping[int, int]) -> Histogram:
         """From bin index -> count (hist logs, HistSample); checks indexes and counts."""
+        if isinstance(counts, BinCounts):
+            return cls(dict(BinCounts.from_mapping(counts, PLAT_NR).items()))
         for index, count in counts.items():
             if not 0 <= int(index) < PLAT_NR:
                 raise ValueError(f"fio histogram bin {index} out of range 0..{PLAT_NR - 1}")

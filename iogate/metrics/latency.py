@@ -37,8 +37,17 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from iogate.metrics.histogram import PLAT_BITS, PLAT_NR, Histogram, index_to_value_ns, pct_label
+from iogate.metrics.bincounts import BinCounts
+from iogate.metrics.histogram import PLAT_BITS, PLAT_NR, Histogram, index_to_value_ns, json_bin_counts, pct_label
 from iogate.metrics.nodata import NoData
+
+
+def _sum(parts: list[BinCounts], size: int) -> BinCounts:
+    """Bin-by-bin sum: exact integers, whatever the number of parts."""
+    dense = [0] * size
+    for part in parts:
+        part.sum_into(dense)
+    return BinCounts.from_dense(dense)
 
 
 class HistogramSchemeMismatch(NoData):
@@ -126,27 +135,23 @@ class LatencyHistogram:
     covers: str = ""
 
     def __post_init__(self) -> None:
-        size = self.scheme.size
-        clean: dict[int, int] = {}
-        for index, count in sorted(self.counts.items()):
-            if not 0 <= int(index) < size:
-                raise ValueError(f"{self.scheme.describe()}: bucket {index} out of range 0..{size - 1}")
-            if int(count) < 0:
-                raise ValueError(f"{self.scheme.describe()}: bucket {index} has a negative count {count}")
-            if count:
-                clean[int(index)] = int(count)
-        object.__setattr__(self, "counts", clean)
+        # Held as BinCounts (iogate.metrics.bincounts): compact, immutable, checked once and then trusted.
+        try:
+            counts = BinCounts.from_mapping(self.counts, self.scheme.size)
+        except ValueError as exc:
+            raise ValueError(f"{self.scheme.describe()}: {exc}") from None
+        object.__setattr__(self, "counts", counts)
 
     # -- construction ---------------------------------------------------------------------------
 
     @classmethod
     def from_fio(cls, histogram: Histogram, covers: str = "") -> LatencyHistogram:
-        return cls(FIO_BINS, dict(histogram.counts), covers)
+        return cls(FIO_BINS, BinCounts.from_mapping(histogram.counts, PLAT_NR), covers)
 
     @classmethod
     def from_fio_json_bins(cls, bins: Mapping[str | int, int], covers: str = "") -> LatencyHistogram:
         """From json+ "bins" ({"<midpoint ns>": count}); every key must be a real fio bin."""
-        return cls.from_fio(Histogram.from_json_bins(bins), covers)
+        return cls(FIO_BINS, json_bin_counts(bins), covers)
 
     @classmethod
     def of_buckets(cls, edges_ns: Iterable[float], counts: Iterable[int], *, origin: str = "buckets",
@@ -164,7 +169,7 @@ class LatencyHistogram:
 
         `covers` of the sum lists each part's distinct `covers` once, in order."""
         first: LatencyHistogram | None = None
-        counts: dict[int, int] = {}
+        counted: list[BinCounts] = []
         covers: dict[str, None] = {}
         for part in parts:
             if first is None:
@@ -174,11 +179,12 @@ class LatencyHistogram:
                 raise HistogramSchemeMismatch(
                     f"latency histograms with {what} cannot be merged exactly: {first.scheme.describe()} and "
                     f"{part.scheme.describe()}")
-            for index, count in part.counts.items():
-                counts[index] = counts.get(index, 0) + count
+            counted.append(part.counts)  # type: ignore[arg-type]  # BinCounts since __post_init__
             if part.covers:
                 covers[part.covers] = None
-        return None if first is None else LatencyHistogram(first.scheme, counts, "; ".join(covers))
+        if first is None:
+            return None
+        return LatencyHistogram(first.scheme, counted[0] if len(counted) == 1 else _sum(counted, first.scheme.size), "; ".join(covers))
 
     def merge(self, other: LatencyHistogram) -> LatencyHistogram:
         """Counts added bucket by bucket; HistogramSchemeMismatch (naming both schemes) across schemes."""
@@ -205,8 +211,8 @@ class LatencyHistogram:
         if not self.total:
             raise NoData(f"no latency samples (no I/O) in {self.describe()}: no p{pct_label(pct)}")
         running = 0
-        for index in sorted(self.counts):
-            running += self.counts[index]
+        for index, count in self.counts.items():  # in index order
+            running += count
             if running >= rank:
                 return float(self.scheme.edges_ns[index + 1])
         raise AssertionError(f"p{pct_label(pct)}: rank {rank} above {self.total} samples")  # pct <= 100: unreachable
@@ -215,12 +221,12 @@ class LatencyHistogram:
         """The fio Histogram of a FIO_BINS histogram; HistogramSchemeMismatch for any other scheme."""
         if not isinstance(self.scheme, FioBins):
             raise HistogramSchemeMismatch(f"fio bins asked of {self.scheme.describe()}, not {FIO_BINS.describe()}")
-        return Histogram(dict(self.counts))
+        return Histogram(dict(self.counts.items()))
 
     def to_fio_json_bins(self) -> dict[int, int]:
         """fio json+ bins ({midpoint ns: count}) of a FIO_BINS histogram."""
         self.fio()
-        return {index_to_value_ns(i): c for i, c in sorted(self.counts.items())}
+        return {index_to_value_ns(i): c for i, c in self.counts.items()}
 
     def bucket_bounds_ns(self, index: int) -> tuple[float, float]:
         """[low, high) of a bucket of an explicit scheme (high may be math.inf)."""

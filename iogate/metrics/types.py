@@ -102,7 +102,7 @@ class JobResult:
         return self.directions[Dir(direction)]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: a run holds one per second, job and direction
 class Sample:
     """One per-second log line of one job, clone and direction.
 
@@ -122,7 +122,7 @@ class Sample:
     clone: int = 0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: a run holds one per second, job and direction
 class JobSpan:
     """The measured phase of one job (every clone) on the epoch clock: the span its grid covers.
 
@@ -139,7 +139,7 @@ class JobSpan:
     end_ms: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: a run holds one per second, job and direction
 class HistSample:
     """One interval's completion-latency histogram (fio log_hist_msec), as bin counts."""
 
@@ -147,7 +147,7 @@ class HistSample:
     job: str
     host: str
     dir: Dir
-    counts: Mapping[int, int]  # fio bin index (0..1855) -> count; zeros omitted
+    counts: Mapping[int, int]  # fio bin index (0..1855) -> count; zeros omitted (BinCounts from the parser)
 
 
 # One interval of a grid: (end on the epoch clock in ms, IOPS, IOPS-weighted mean clat ns or None if unknown).

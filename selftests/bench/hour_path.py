@@ -1,7 +1,8 @@
 """An hour of 1 s intervals from 100 hosts (synthetic fio logs) through the whole controller path:
 per-host log parsing (one host's text at a time, as the client/server engine does), the run's
-Series, the measure window and a baseline/event window pair, two checks (latency_bound p99,
-throughput_min) on them, and the timeline chart. Peak RSS is this process's (run it alone).
+Series, its per-second CSV (written row by row, as run_cluster writes it), the measure window and
+a baseline/event window pair, two checks (latency_bound p99, throughput_min) on them, and the
+timeline chart. Peak RSS is this process's (run it alone).
 
     python -m selftests.bench.hour_path [--hosts 100] [--seconds 3600]
 
@@ -12,10 +13,12 @@ from __future__ import annotations
 
 import argparse
 import resource
+import tempfile
 import time
 
 from iogate.bench.synthetic import host_logs, ios_at
 from iogate.engines.fio.parse import parse_logs
+from iogate.engines.fio.runner import write_series_csv
 from iogate.judging import latency_bound, throughput_min
 from iogate.metrics.types import Dir, HistSample, JobSpan, Sample, Series
 from iogate.metrics.windows import event_windows, measure_window, window_stats
@@ -39,6 +42,7 @@ def main() -> int:
     args = parser.parse_args()
     hosts, seconds = args.hosts, args.seconds
     stages: list[tuple[str, float]] = []
+    peaks: list[str] = [f"imports {rss_mb():.0f}"]
 
     started = time.monotonic()
     generate_s = 0.0
@@ -56,7 +60,15 @@ def main() -> int:
         spans.append(JobSpan(f"h{n}", f"load-h{n}", START_MS, START_MS + seconds * 1000))
     series = Series(tuple(samples), tuple(hist), spans=tuple(spans))
     del samples, hist
+    peaks.append(f"parse logs {rss_mb():.0f}")
     stages.append(("parse logs", time.monotonic() - started - generate_s))
+
+    mark = time.monotonic()
+    with tempfile.TemporaryDirectory() as scratch, open(f"{scratch}/series.csv", "w", newline="") as out:
+        write_series_csv(series, START_MS, out)  # the per-second CSV artifact run_cluster writes
+        csv_mb = out.tell() / 1e6
+    peaks.append(f"per-second CSV {rss_mb():.0f}")
+    stages.append((f"per-second CSV ({csv_mb:.0f} MB)", time.monotonic() - mark))
 
     mark = time.monotonic()
     end_ms = START_MS + seconds * 1000
@@ -65,15 +77,18 @@ def main() -> int:
     baseline_w, event_w, _ = event_windows(START_MS, end_ms, START_MS + third_ms, START_MS + 2 * third_ms)
     baseline = window_stats(series, baseline_w, block_size_bytes=4096)
     event = window_stats(series, event_w, block_size_bytes=4096)
+    peaks.append(f"windows {rss_mb():.0f}")
     stages.append(("windows", time.monotonic() - mark))
 
     mark = time.monotonic()
     verdicts = [latency_bound.evaluate(w, latency_bound.Params(max_latency="5ms")) for w in (measure, baseline, event)]
     verdicts.append(throughput_min.evaluate(measure, throughput_min.Params(minimum=1)))
+    peaks.append(f"judge {rss_mb():.0f}")
     stages.append(("judge", time.monotonic() - mark))
 
     mark = time.monotonic()
     png = charts.timeline_png(series, [("event", START_MS + third_ms, START_MS + 2 * third_ms)], start_ms=START_MS)
+    peaks.append(f"timeline chart {rss_mb():.0f}")
     stages.append(("timeline chart", time.monotonic() - mark))
 
     # Worked from the generator's formula, not from the path under test: every read of every host and second.
@@ -85,6 +100,7 @@ def main() -> int:
     print(f"{label}: synthetic log text generated in {generate_s:.1f} s (not part of the path)")
     print(f"{label}: {len(series.samples)} samples, {len(series.hist)} histogram lines; merged reads {merged_ios} "
           f"(expected {expected_ios}); verdicts {[v.passed for v in verdicts]}; chart {len(png) / 1e3:.0f} kB")
+    print(f"{label}: peak RSS after each stage (MB): {', '.join(peaks)}")
     print(f"{label} RSS = {rss_mb():.0f} MB")
     return 0 if merged_ios == expected_ios and all(v.passed for v in verdicts) and png.startswith(b"\x89PNG") else 1
 

@@ -15,11 +15,12 @@ import copy
 import json
 import subprocess
 import tracemalloc
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from iogate.engines.fio.client_server import cluster_directions, host_jobs, load_client_json
+from iogate.engines.fio.client_server import cluster_directions, stream_client_entries, stream_host_jobs
 from iogate.metrics.histogram import PLAT_NR, Histogram, index_to_value_ns, value_to_index
 from iogate.metrics.types import Dir
 
@@ -72,9 +73,10 @@ def synthesise(job: dict[str, Any], hosts: int = HOSTS) -> tuple[str, dict[str, 
     return json.dumps({"fio version": "fio-3.33", "client_stats": entries}, indent=2), host_by_client
 
 
-def merge_all(text: str, host_by_client: dict[str, str]) -> dict[str, float]:
-    data = load_client_json(text, "synthetic 64-host json+")
-    totals = cluster_directions(host_jobs(data, host_by_client))
+def merge_all(path: Path, host_by_client: dict[str, str]) -> dict[str, float]:
+    """What run_cluster does with the client's output file: entries streamed, reduced to bins, merged."""
+    shares = stream_host_jobs(stream_client_entries(path, "synthetic json+"), host_by_client)
+    totals = cluster_directions({share.host: share.jobs for share in shares})
     figures = {}
     for direction in (Dir.READ, Dir.WRITE):
         hist = Histogram.from_json_bins(totals[direction].clat.bins)
@@ -83,15 +85,17 @@ def merge_all(text: str, host_by_client: dict[str, str]) -> dict[str, float]:
     return figures
 
 
-def test_bench_merge_64_hosts(benchmark, real_job: dict[str, Any]) -> None:
+def test_bench_merge_64_hosts(benchmark, real_job: dict[str, Any], tmp_path: Path) -> None:
     text, host_by_client = synthesise(real_job)
-    figures = benchmark.pedantic(merge_all, args=(text, host_by_client), rounds=5, iterations=1)
+    path = tmp_path / "client.out"
+    path.write_text(text)
+    figures = benchmark.pedantic(merge_all, args=(path, host_by_client), rounds=5, iterations=1)
     expected_ios = sum(real_job["read"]["clat_ns"]["N"] * (1 + n % 7) for n in range(HOSTS))
     assert figures["read_ios"] == expected_ios
     assert figures["read_p50_ns"] <= figures["read_p99_ns"] <= figures["read_p99.99_ns"]
 
     tracemalloc.start()
-    merge_all(text, host_by_client)
+    merge_all(path, host_by_client)
     _, peak_bytes = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     print(f"\nmerge of {HOSTS} hosts' json+ ({len(text) / 1e6:.1f} MB): mean {benchmark.stats['mean'] * 1000:.0f} ms, "

@@ -4,6 +4,7 @@ import pytest
 
 from iogate.engines.fio import parse
 from iogate.errors import EngineError
+from iogate.metrics.histogram import PLAT_NR
 from iogate.metrics.types import Dir
 
 
@@ -98,3 +99,32 @@ def test_job_spans_come_from_the_report_time_and_each_jobs_runtime() -> None:
     assert [(s.job, s.start_ms, s.end_ms) for s in spans] == [("a", 40_000, 50_000), ("b", 40_000, 49_500)]
     with pytest.raises(EngineError, match="fio json of host h: cannot tell when the jobs ran"):
         parse.job_spans({"jobs": []}, "h")
+
+
+# -- clat_hist lines: fio's own format read non-zero fields only, anything else field by field ---------
+def _hist_text(lines: list[tuple[int, dict[int, int]]], sep: str = ", ") -> str:
+    rows = []
+    for t_ms, bins in lines:
+        counts = [bins.get(i, 0) for i in range(PLAT_NR)]
+        rows.append(sep.join(str(v) for v in (t_ms, 0, 4096, *counts)))
+    return "\n".join(rows) + "\n"
+
+
+def test_hist_lines_as_fio_writes_them_and_otherwise_give_the_same_bins() -> None:
+    # Worked by hand: bins 0, 9, 10, 1855 (first, neighbours across a digit count, last) and big counts.
+    lines = [(1000, {0: 7, 9: 1, 10: 10, 1855: 123456789012}), (2000, {}), (3000, {600: 1, 1800: 20})]
+    fio_text = _hist_text(lines)
+    loose_text = _hist_text(lines, sep=" ,\t")  # not fio's ", ": read field by field
+    for text in (fio_text, loose_text):
+        got = [(t, code, dict(counts.items())) for t, code, counts in parse.hist_log_lines(text, "x")]
+        assert got == [(t, 0, bins) for t, bins in lines]
+
+
+@pytest.mark.parametrize("bad", ["-1", "1.5", "", "x", "1 2", " "])
+def test_a_hist_field_that_is_not_an_integer_is_refused_naming_file_and_line(bad: str) -> None:
+    good = _hist_text([(1000, {5: 1})])
+    fields = good.rstrip("\n").split(", ")
+    fields[3 + 700] = bad
+    text = good + ", ".join(fields) + "\n"
+    with pytest.raises(EngineError, match=r"j_clat_hist.1.log line 2: "):
+        parse.parse_logs({"j_clat_hist.1.log": text}, "h")

@@ -154,3 +154,15 @@ def test_a_window_the_run_did_not_reach_has_no_intervals() -> None:
     assert stats.intervals == 0
     with pytest.raises(NoData, match=r"no intervals in window event \(all\)"):
         _ = stats.total.iops
+
+
+def test_grid_intervals_read_as_the_tuples_they_hold() -> None:
+    from iogate.metrics.grid import GridIntervals
+
+    rows = ((2000, 10.0, 70_000.5), (3000, 0.0, None), (4000, 1e-9, 1.0))  # the same floats back, None for unknown
+    grid = GridIntervals(2000, 1000, [r[1] for r in rows], [r[2] for r in rows])
+    assert grid == rows and tuple(grid) == rows and list(grid) == list(rows)
+    assert grid[1] == (3000, 0.0, None) and grid[-1] == rows[-1] and grid[1:] == rows[1:] and len(grid) == 3
+    assert GridIntervals(0, 1000, [], []) == ()
+    with pytest.raises(IndexError):
+        grid[3]

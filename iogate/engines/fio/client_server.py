@@ -16,10 +16,12 @@ fio names in a directory per host and parsed per host.
 At many hosts: fio's host-list file (`--client=FILE`) sends one job file to every
 host, so per-host job files (each host its own devices and log paths) take the
 `--client=HOST JOBFILE` pairs on the command line (100 hosts: ~20 KB of argv,
-far below ARG_MAX). The client's json+ is parsed once and written back in
-chunks; each host's per-second logs are read, parsed and dropped one host at
-a time, so only the samples stay (selftests/bench/test_bench_scale.py times
-1,000 hosts).
+far below ARG_MAX). The client's json+ is streamed from its output file one
+client_stats entry at a time (stream_client_entries), each entry reduced to
+typed results and fio's bins (BinCounts) as it is read (stream_host_jobs) and
+the JSON text copied to client.json on the way; each host's per-second logs are
+then read, parsed and dropped one host at a time, so only the results and
+samples stay (selftests/bench/test_bench_scale.py times 1,000 hosts).
 
 Failures: a host whose fio server disconnects (or cannot be reached), or whose
 transport stops answering the watchdog, ends the run: the client is interrupted
@@ -40,13 +42,14 @@ status requests, and its output is discarded anyway).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -148,6 +151,145 @@ def load_client_json(text: str, source: str) -> dict[str, Any]:
         raise EngineError(f"{source}: not fio client/server output (no 'client_stats')")
     require_readable(data, source)
     return data
+
+
+class _JsonStream:
+    """A JSON text read from a file a chunk at a time, one value at a time (json's raw_decode on a
+    window of the text): only the value being decoded and one chunk are in memory."""
+
+    CHUNK = 1 << 20
+
+    def __init__(self, handle: IO[str], first: str, source: str, copy: IO[str] | None) -> None:
+        self.handle, self.source, self.copy = handle, source, copy
+        self.text, self.pos, self.eof = "", 0, False
+        self.decoder = json.JSONDecoder()
+        self._take_text(first)
+
+    def _take_text(self, data: str) -> None:
+        self.text = self.text[self.pos:] + data
+        self.pos = 0
+        if self.copy is not None:
+            self.copy.write(data)
+
+    def _more(self, size: int) -> bool:
+        data = self.handle.read(size)
+        if not data:
+            self.eof = True
+            return False
+        self._take_text(data)
+        return True
+
+    def peek(self) -> str:
+        """The next non-blank character ('' at the end of the file)."""
+        while True:
+            while self.pos < len(self.text) and self.text[self.pos] in " \t\r\n":
+                self.pos += 1
+            if self.pos < len(self.text) or not self._more(self.CHUNK):
+                return self.text[self.pos] if self.pos < len(self.text) else ""
+
+    def take(self, char: str) -> None:
+        found = self.peek()
+        if found != char:
+            raise EngineError(f"{self.source}: fio client output is not valid JSON: expected {char!r}, "
+                              f"found {found or 'the end of the file'!r}")
+        self.pos += 1
+
+    def value(self) -> Any:
+        """The next JSON value, whole (a number is taken only once a character follows it)."""
+        self.peek()
+        size = self.CHUNK
+        while True:
+            try:
+                value, end = self.decoder.raw_decode(self.text, self.pos)
+                if end < len(self.text) or self.eof:
+                    self.pos = end
+                    return value
+            except json.JSONDecodeError as exc:
+                if self.eof:
+                    raise EngineError(f"{self.source}: fio client output is not valid JSON: {exc}") from exc
+            self._more(size)
+            size *= 2  # a value longer than a chunk: fewer re-reads of its start
+
+
+def stream_client_entries(path: Path, source: str | None = None, copy_to: Path | None = None) -> Iterator[dict[str, Any]]:
+    """The client_stats entries of a fio client output file, one at a time, never the whole document.
+
+    The text before the JSON (the client's "<host> Starting 1 process" lines) is skipped as
+    load_client_json skips it; the version is checked as load_client_json checks it (fio writes
+    "fio version" before "client_stats"; an entry's layout is checked where the version is not known).
+    `copy_to` receives the JSON text as it is read (the point's client.json). The aggregate entry
+    ("All clients") is yielded like the others."""
+    source = source or str(path)
+    with path.open() as handle, (copy_to.open("w") if copy_to else contextlib.nullcontext()) as copy:
+        line = handle.readline()
+        if not line.startswith("{"):
+            while line and line != "{\n":
+                line = handle.readline()
+            if not line:
+                raise EngineError(f"{source}: no JSON in fio client output ({path})")
+        stream = _JsonStream(handle, line, source, copy)
+        stream.take("{")
+        header: dict[str, Any] = {}
+        seen_stats = False
+        while stream.peek() != "}":
+            key = stream.value()
+            if not isinstance(key, str):
+                raise EngineError(f"{source}: fio client output is not valid JSON: a key that is not a string")
+            stream.take(":")
+            if key == "client_stats":
+                seen_stats = True
+                require_readable({**header, "client_stats": []}, source)
+                stream.take("[")
+                while stream.peek() != "]":
+                    entry = stream.value()
+                    if header.get("fio version") is None:
+                        require_readable({"client_stats": [entry]}, source)
+                    yield entry
+                    if stream.peek() != "]":
+                        stream.take(",")
+                stream.take("]")
+            else:
+                header[key] = stream.value()
+            if stream.peek() != "}":
+                stream.take(",")
+        stream.take("}")
+        if stream.peek():
+            raise EngineError(f"{source}: fio client output is not valid JSON: text after the document")
+    if not seen_stats:
+        raise EngineError(f"{source}: not fio client/server output (no 'client_stats')")
+
+
+@dataclass(frozen=True)
+class HostJobs:
+    """One host's share of a client/server json+: its jobs (bins merged per job) and longest runtime."""
+
+    host: str
+    jobs: list[JobResult]
+    runtime_ms: int
+
+
+def stream_host_jobs(entries: Iterable[Mapping[str, Any]], host_by_client: Mapping[str, str],
+                     source: str = "fio client output") -> Iterator[HostJobs]:
+    """Per lab host, its JobResults and runtime, each entry reduced to typed directions and bins as it
+    is read (parse.parse_entry): the raw json+ of one entry at a time is all that is held. Hosts come
+    in host_by_client's order once every entry is read; an entry of an unknown client, or a host
+    without results, is an EngineError naming it (as split_by_host)."""
+    by_server = {_server_of(client): host for client, host in host_by_client.items()}
+    per_host: dict[str, list[parse.JobEntry]] = {host: [] for host in host_by_client.values()}
+    for entry in entries:
+        if entry.get("jobname") == AGGREGATE_JOB:
+            continue
+        host = _host_of(entry, by_server)
+        if host is None:
+            client = f"{entry.get('hostname', '')},{entry.get('port', '?')}"
+            raise EngineError(f"{source}: job {entry.get('jobname')!r} from unknown client {client!r} (known: {sorted(host_by_client)})")
+        per_host[host].append(parse.parse_entry(entry))
+    missing = [host for host, parsed in per_host.items() if not parsed]
+    if missing:
+        raise EngineError(f"{source}: no results for host(s) {', '.join(sorted(missing))}")
+    for host in list(per_host):
+        parsed = per_host.pop(host)
+        yield HostJobs(host, parse.jobs_of_entries(parsed, host), max(p.runtime_ms for p in parsed))
 
 
 def split_by_host(data: Mapping[str, Any], host_by_client: Mapping[str, str], source: str = "fio client output") -> dict[str, list[dict]]:
@@ -330,17 +472,15 @@ class ClientServerEngine(HostEngine):
         ended_ms = int(time.time() * 1000)
         after = dict(zip(initiators, _parallel(initiators.values(), Initiator.cpu_ticks), strict=True))
 
-        data = load_client_json(output, str(point_dir / "client.out"))
-        del output  # the text and the parsed document would otherwise both stay until the end of the point
-        with (point_dir / "client.json").open("w") as sink:
-            json.dump(data, sink, indent=1)  # written in chunks: no second copy of a 100-host document as one string
-        jobs_by_host = host_jobs(data, host_by_client, str(point_dir / "client.out"))
-        runtime_ms_by_host = host_runtimes_ms(data, host_by_client)
-        del data  # from here on each host's logs are read, parsed and dropped one host at a time
+        # Streamed: each entry of the client's json+ is reduced to typed results and bins as it is read
+        # (the JSON text copied to client.json on the way), then each host's logs are read, parsed and
+        # dropped one host at a time: no host's raw json+ or log text outlives its own turn.
+        source = str(point_dir / "client.out")
+        entries = stream_client_entries(output, source, copy_to=point_dir / "client.json")
         hosts: dict[str, HostResult] = {}
-        for host, jobs in jobs_by_host.items():
+        for share in stream_host_jobs(entries, host_by_client, source):
+            host, jobs, runtime_ms = share.host, share.jobs, share.runtime_ms
             samples, hist = parse.parse_logs(_host_logs(point_dir / host / "logs", client_by_host[host]), host)
-            runtime_ms = runtime_ms_by_host.get(host, 0)
             end_ms = max((s.t_ms for s in samples), default=ended_ms)
             busy = after[host][0] - before[host][0]
             total = after[host][1] - before[host][1]
@@ -360,7 +500,7 @@ class ClientServerEngine(HostEngine):
         return ClusterResult(hosts=hosts, result=self._combine(plan, point_dir, hosts))
 
     def _combine(self, plan: RunPlan, point_dir: Path, hosts: Mapping[str, HostResult]) -> RunResult:
-        from iogate.engines.fio.runner import series_csv
+        from iogate.engines.fio.runner import write_series_csv
 
         # Each host's jobs span its own measured phase (the grid expects an interval for every second of it).
         series = Series(
@@ -370,7 +510,8 @@ class ClientServerEngine(HostEngine):
         )
         start_ms = min(h.start_ms for h in hosts.values())
         csv_path = point_dir / "series.csv"
-        csv_path.write_text(series_csv(series, start_ms))
+        with csv_path.open("w", newline="") as out:
+            write_series_csv(series, start_ms, out)  # row by row: an hour of 100 hosts is 360,000 rows
         artifacts = {"fio client json+": str(point_dir / "client.json"), "fio client output": str(point_dir / "client.out"),
                      "per-second CSV": str(csv_path)}
         for host in hosts.values():
@@ -387,9 +528,9 @@ class ClientServerEngine(HostEngine):
 
     # -- running the client ----------------------------------------------------------------
     def _drive(self, argv: list[str], point_dir: Path, host_by_client: Mapping[str, str],
-               initiators: Mapping[str, Initiator], limit_s: float, steer: _ClusterSteer | None = None) -> str:
+               initiators: Mapping[str, Initiator], limit_s: float, steer: _ClusterSteer | None = None) -> Path:
         """Run the client to its end (or, asked through `steer`, end it early keeping the results),
-        or stop everything when a host fails; returns its stdout."""
+        or stop everything when a host fails; returns the file holding its stdout (client.out)."""
         watch = _Watch(host_by_client)
         proc = subprocess.Popen(argv, cwd=point_dir, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True, start_new_session=True)
@@ -424,16 +565,17 @@ class ClientServerEngine(HostEngine):
                 raise EngineError(f"fio client: no result after {limit_s:.0f} s; stopped the run on {', '.join(healthy)}")
             failed = "; ".join(f"host {host}: {reason}" for host, reason in sorted(watch.failures.items()))
             raise HostError(f"{failed} (run stopped on the remaining hosts: {', '.join(healthy) or 'none'})")
-        output = (point_dir / "client.out").read_text()
-        aborted = abort_message(f"{(point_dir / 'client.err').read_text()}\n{output[:output.find('{')] if '{' in output else output}")
+        output = point_dir / "client.out"
+        head, text, has_stats = _client_text(output)
+        err = (point_dir / "client.err").read_text()
+        aborted = abort_message(f"{err}\n{head}")
         if aborted:
-            raise EngineError(f"fio client: a server aborted: {aborted} (see {point_dir / 'client.out'})")
-        interrupted = interrupted_message(f"{(point_dir / 'client.err').read_text()}\n{output}")
+            raise EngineError(f"fio client: a server aborted: {aborted} (see {output})")
+        interrupted = interrupted_message(f"{err}\n{text}")
         if interrupted and not (steer is not None and steer.stopped):
-            raise EngineError(f"fio client: {interrupted} (see {point_dir / 'client.out'})")
-        if proc.returncode != 0 and "client_stats" not in output:
-            err = (point_dir / "client.err").read_text().strip()
-            raise EngineError(f"fio client exited {proc.returncode}: {err[-1500:] or output[-1500:]}")
+            raise EngineError(f"fio client: {interrupted} (see {output})")
+        if proc.returncode != 0 and not has_stats:
+            raise EngineError(f"fio client exited {proc.returncode}: {err.strip()[-1500:] or text[-1500:]}")
         return output
 
     def _interrupt(self, proc: subprocess.Popen[str], wait_s: float) -> None:
@@ -536,6 +678,23 @@ class _ClusterSteer:
                     return
         finally:
             self.control.measuring()
+
+
+def _client_text(path: Path) -> tuple[str, str, bool]:
+    """From the client's stdout file, read a line at a time: (the text before its JSON, every line
+    outside the JSON, whether the JSON has client_stats). The JSON itself is never held whole."""
+    head: list[str] = []
+    text: list[str] = []
+    in_json = has_stats = False
+    with path.open() as handle:
+        for line in handle:
+            if not in_json and line.startswith("{"):
+                in_json = True
+            if in_json and line.startswith(("{", "}", " ", "\t")):
+                has_stats = has_stats or '"client_stats"' in line
+                continue
+            (text if in_json else head).append(line)
+    return "".join(head), "".join(head + text), has_stats
 
 
 def _host_logs(log_dir: Path, client: str) -> dict[str, str]:

@@ -14,12 +14,14 @@ import itertools
 import json
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from iogate.engines.fio.versions import require_readable
 from iogate.errors import EngineError
+from iogate.metrics.bincounts import BinCounts
 from iogate.metrics.histogram import PLAT_NR
 from iogate.metrics.latency import LatencyHistogram
 from iogate.metrics.merge import merge_directions
@@ -101,7 +103,7 @@ def _histogram(bins: Mapping[str, Any] | None) -> LatencyHistogram | None:
     if bins is None:
         return None
     try:
-        return LatencyHistogram.from_fio_json_bins({k: int(v) for k, v in bins.items()}, covers=FIO_COVERS)
+        return LatencyHistogram.from_fio_json_bins(bins, covers=FIO_COVERS)
     except ValueError as exc:
         raise EngineError(f"fio json+ bins: {exc}") from exc
 
@@ -125,32 +127,56 @@ def parse_direction(direction: Dir, raw: Mapping[str, Any]) -> Direction:
         raise EngineError(f"fio json: {direction} section lacks {exc}") from exc
 
 
+@dataclass(frozen=True)
+class JobEntry:
+    """One json job entry (one clone, or a job under group_reporting) reduced to its typed directions:
+    what a host's json+ is kept as while the rest of a client/server document is still being read."""
+
+    name: str
+    directions: Mapping[Dir, Direction]
+    error: int
+    usr_cpu_pct: float
+    sys_cpu_pct: float
+    runtime_ms: int  # entry_runtime_ms
+
+
+def parse_entry(raw: Mapping[str, Any]) -> JobEntry:
+    """One json job entry, checked (a jobname, every direction section) and reduced to bins."""
+    if "jobname" not in raw:
+        raise EngineError("fio json: a job entry names no 'jobname'")
+    name = raw["jobname"]
+    _require_directions(name, raw)
+    return JobEntry(name, {d: parse_direction(d, raw[d.value]) for d in Dir}, int(raw.get("error", 0)),
+                    float(raw.get("usr_cpu", 0)), float(raw.get("sys_cpu", 0)), entry_runtime_ms(raw))
+
+
+def jobs_of_entries(entries: Iterable[JobEntry], host: str) -> list[JobResult]:
+    """JobResults of one host's entries (in the order jobs first appear); numjobs clones of a job merge into one."""
+    grouped: dict[str, list[JobEntry]] = defaultdict(list)
+    for entry in entries:
+        grouped[entry.name].append(entry)
+    return [
+        JobResult(
+            name=name,
+            host=host,
+            directions={d: merge_directions(d, [c.directions[d] for c in clones]) for d in Dir},
+            error=sum(c.error for c in clones),
+            usr_cpu_pct=sum(c.usr_cpu_pct for c in clones),
+            sys_cpu_pct=sum(c.sys_cpu_pct for c in clones),
+        )
+        for name, clones in grouped.items()
+    ]
+
+
 def parse_jobs(data: Mapping[str, Any], host: str) -> list[JobResult]:
     """JobResults of one host's fio output; numjobs clones of a job merge into one."""
     raw_jobs = data.get("jobs")
     if raw_jobs is None:
         raise EngineError("fio json: no 'jobs' (client/server output goes through client_server parsing)")
-    grouped: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for raw in raw_jobs:
         if "jobname" not in raw:
             raise EngineError("fio json: a job entry names no 'jobname'")
-        grouped[raw["jobname"]].append(raw)
-    results = []
-    for name, clones in grouped.items():
-        for clone in clones:
-            _require_directions(name, clone)
-        directions = {d: merge_directions(d, [parse_direction(d, c[d.value]) for c in clones]) for d in Dir}
-        results.append(
-            JobResult(
-                name=name,
-                host=host,
-                directions=directions,
-                error=sum(int(c.get("error", 0)) for c in clones),
-                usr_cpu_pct=sum(float(c.get("usr_cpu", 0)) for c in clones),
-                sys_cpu_pct=sum(float(c.get("sys_cpu", 0)) for c in clones),
-            )
-        )
-    return results
+    return jobs_of_entries((parse_entry(raw) for raw in raw_jobs), host)
 
 
 def _require_directions(name: str, raw: Mapping[str, Any]) -> None:
@@ -172,6 +198,72 @@ def _log_rows(text: str, source: str) -> Iterable[list[str]]:
         if len(fields) < 3:
             raise EngineError(f"{source} line {number}: not a fio log line: {line[:80]!r}")
         yield fields
+
+
+_NONZERO = re.compile(r"[1-9][0-9]*")
+_HIST_HEADER = 3  # t_ms, ddir, bs (fio 3.x log_hist_msec, log_hist_coarseness=0)
+_FIO_CHARS = b"0123456789, "
+
+
+def _fio_formatted(line: str) -> bool:
+    """Whether a hist log line is exactly as fio writes it (decimal digits, ", " between fields),
+    checked at C speed; such a line's fields are all integers."""
+    try:
+        data = line.encode("ascii")
+    except UnicodeEncodeError:
+        return False
+    return (not data.translate(None, _FIO_CHARS) and data.count(b" ") == data.count(b", ")
+            and b", ," not in data and b",," not in data
+            and not data.startswith(b",") and not data.endswith(b",") and not data.endswith(b", "))
+
+
+def _lines(text: str) -> Iterator[str]:
+    """The lines of a text one at a time (splitlines would copy a host-hour's 20 MB at once)."""
+    start, end = 0, len(text)
+    while start < end:
+        stop = text.find("\n", start)
+        if stop < 0:
+            stop = end
+        yield text[start:stop]
+        start = stop + 1
+
+
+def hist_log_lines(text: str, where: str) -> Iterator[tuple[int, int, BinCounts]]:
+    """(t_ms, fio's ddir number, the non-zero bins) of each line of a clat_hist log. An hour of 1 s
+    lines from 100 hosts is 360,000 lines of 1859 fields, ~10 of them non-zero: in a line as fio
+    writes it (_fio_formatted) only those are converted, each one's bin the count of commas before
+    it; any other line goes field by field. Either way every field must be an integer and a line
+    must hold exactly PLAT_NR bins after its 3 header fields, else EngineError naming `where` and the line."""
+    for number, line in enumerate(_lines(text), 1):
+        if not line.strip():
+            continue
+        fields = line.count(",") + 1
+        if fields != _HIST_HEADER + PLAT_NR:
+            raise EngineError(f"{where}: histogram line has {fields - _HIST_HEADER} bins, expected {PLAT_NR} "
+                              f"(log_hist_coarseness must be 0; line {number})")
+        if not _fio_formatted(line):
+            try:
+                numbers = [int(field) for field in line.split(",")]
+            except ValueError:
+                raise EngineError(f"{where} line {number}: a field that is not an integer in {line[:60]!r}...") from None
+            try:
+                counts = BinCounts.from_dense(numbers[_HIST_HEADER:])
+            except ValueError as exc:
+                raise EngineError(f"{where} line {number}: {exc}") from None
+            yield numbers[0], numbers[1], counts
+            continue
+        first = line.index(",")
+        second = line.index(",", first + 1)
+        start = line.index(",", second + 1) + 1
+        indexes, counts_ = [], []
+        index, last = 0, start
+        for match in _NONZERO.finditer(line, start):
+            at = match.start()
+            index += line.count(",", last, at)
+            last = at
+            indexes.append(index)
+            counts_.append(int(match.group()))
+        yield int(line[:first]), int(line[first + 1:second]), BinCounts._trusted(indexes, counts_)
 
 
 def _nearest(times: list[int], values: list[float], t_ms: int, within_ms: int) -> float | None:
@@ -317,16 +409,17 @@ def parse_logs(files: Mapping[str, str], host: str, interval_ms: int = 1000) -> 
         if not match:
             continue
         job, kind, clone = match["job"], match["kind"], match["n"]
+        if kind == "clat_hist":
+            for t_ms, code, counts in hist_log_lines(text, name):
+                ddir = _DDIR.get(code)
+                if ddir is not None:
+                    hist.append(HistSample(t_ms, job, host, ddir, counts))
+                    hist_counts[(job, clone, ddir)].append((t_ms, counts.total))
+            continue
         for fields in _log_rows(text, name):
-            t_ms, ddir = int(fields[0]), _DDIR.get(int(fields[2]) if kind != "clat_hist" else int(fields[1]))
+            t_ms, ddir = int(fields[0]), _DDIR.get(int(fields[2]))
             if ddir is None:
                 continue
-            if kind == "clat_hist":
-                counts = [int(c) for c in fields[3:]]
-                if len(counts) != PLAT_NR:
-                    raise EngineError(f"{name}: histogram line has {len(counts)} bins, expected {PLAT_NR} (log_hist_coarseness must be 0)")
-                hist.append(HistSample(t_ms, job, host, ddir, {i: c for i, c in enumerate(counts) if c}))
-                hist_counts[(job, clone, ddir)].append((t_ms, sum(counts)))
             else:
                 (iops if kind == "iops" else clat)[(job, clone, ddir)].append((t_ms, float(fields[1])))
     samples = []
