@@ -35,6 +35,7 @@ import pytest
 from fixtures.scaling import attach_step_tables, host_targets
 from fixtures.stash import CONFIG_KEY
 from iogate.engines.workload import WorkloadSpec
+from iogate.errors import EngineError, HostError
 from iogate.procedures import scaling
 
 # The VAST-style schedule, one workload per line (runtime and ramp come from the run profile).
@@ -71,19 +72,29 @@ def test_client_stepping(schedule_line, lab, request, connect, measure, judge, p
     _needs_hosts(lab, 2, "client stepping")
     line = next(line for line in SCHEDULE if line.name == schedule_line)
     workload = line.with_(runtime_s=profile.runtime_s, ramp_s=profile.ramp_s)
-    steps = scaling.plan_steps([h.name for h in lab.hosts])
+    hosts = [h.name for h in lab.hosts]
+    steps = scaling.plan_steps(hosts, every=scaling.incremental_every(len(hosts), profile.name))
     allure.dynamic.parameter("protocol", lab.baseline)
     allure.dynamic.parameter("steps", ", ".join(s.name for s in steps))
     for key, value in workload.params().items():
         allure.dynamic.parameter(key, value)
     targets = host_targets(lab, request.getfixturevalue("prefilled"), connect)
 
-    results, runs = [], []
+    results, runs, failed = [], [], {}
     for step in steps:
-        result = measure(scaling.step_plan(step, workload, targets, prefix=f"{workload.name}-"))
+        try:
+            result = measure(scaling.step_plan(step, workload, targets, prefix=f"{workload.name}-"))
+        except (HostError, EngineError) as exc:  # the step fails, named (expected_points); the others still run
+            failed[step.name] = str(exc)
+            print(f"\nstep {step.name} failed: {exc}")
+            continue
         runs.append(result)
         results.append(scaling.StepResult.from_run(step, result))
-    all_hosts_steps.keep(workload, results[-1])  # the last incremental step runs every host
+    if failed:
+        allure.attach("\n".join(f"{name}: {why}" for name, why in failed.items()), name=f"{workload.name}: failed steps",
+                      attachment_type=allure.attachment_type.TEXT)
+    if results and results[-1].step == steps[-1]:
+        all_hosts_steps.keep(workload, results[-1])  # the last incremental step runs every host
     table = attach_step_tables(results, run.path("scaling"), workload.name)
     print(f"\nclient stepping {workload.name} ({table}):")
     for row in scaling.step_rows(results):
