@@ -108,6 +108,27 @@ def plan_steps(hosts: Sequence[str], every: int = GUIDE_EVERY) -> list[Step]:
     return constant + incremental
 
 
+# What a step costs beyond its measured time (ssh to each host: guard, CPU ticks, the fio client's set-up and
+# the hosts' results), per step and per host in it: 100 hosts on the 2-core reference machine took 80 s for a 5 s point.
+STEP_OVERHEAD_S = 15.0
+STEP_OVERHEAD_PER_HOST_S = 0.8
+MIN_BUDGET_S = 900.0  # pytest.ini's timeout: a small lab keeps it
+
+
+def stepping_budget_s(steps: Sequence[Step], point_s: float, margin: float = 1.5) -> float:
+    """The longest the stepping of one schedule line may take (its test's timeout): every step's point plus its
+    overhead, times a margin, never below MIN_BUDGET_S. 100 hosts under smoke (110 steps of 5 s): about 68 min.
+
+    >>> round(stepping_budget_s(plan_steps(["h1", "h2", "h3", "h4"]), 5))
+    900
+    >>> hosts = [f"h{n}" for n in range(1, 101)]
+    >>> round(stepping_budget_s(plan_steps(hosts, incremental_every(100, "smoke")), 5))
+    4080
+    """
+    total = sum(point_s + STEP_OVERHEAD_S + STEP_OVERHEAD_PER_HOST_S * len(step.hosts) for step in steps)
+    return max(MIN_BUDGET_S, margin * total)
+
+
 def assign_volumes(hosts: Sequence[str], volumes: Sequence[T]) -> dict[str, list[T]]:
     """Each host's volumes: volume i goes to host i mod N (as the lab's round-robin spread);
     a host left without one (fewer volumes than hosts) shares volume j mod V, so every host has load."""
