@@ -78,3 +78,13 @@ def test_namespace_hosts_share_one_ssh_master_and_others_do_not() -> None:
     cmd, args = ns.host.backend._build_ssh_command("true")
     line = " ".join(cmd) % tuple(args)  # what testinfra runs: the path survives its %-formatting
     assert f"-o ControlPath={CONTROL_DIR}/%C " in line and "-o ControlMaster=auto" in line
+
+
+def test_a_step_that_failed_at_100_hosts_fails_the_stepping_naming_it() -> None:
+    from iogate.judging.scaling_family import stepping_verdicts
+    from iogate.judging.spec import FamilySpec
+
+    planned = scaling.plan_steps(HOSTS, scaling.incremental_every(100, "smoke"))
+    measured = [_step(s.mode, s.hosts, 5.0) for s in planned if s.name not in ("alone-h42", "hosts-70")]
+    (present,) = stepping_verdicts(FamilySpec("scaling", {}), measured, planned=planned, runs=[])
+    assert not present.passed and "alone-h42, hosts-70" in present.detail and "2 of 110 planned" in present.detail
