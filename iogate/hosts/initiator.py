@@ -38,10 +38,10 @@ _NOT_CONNECTED = re.compile(
 CONNECT_ATTEMPTS = 4
 CONNECT_BACKOFF_S = 3.0
 # Hosts of a netns lab (a `namespace`) share one master connection per host for their commands (ssh
-# ControlMaster, sockets under this directory, idle masters end after CONTROL_PERSIST_S, long enough to span a step): 100 namespace
-# hosts on 2 cores otherwise pay a full ssh handshake per command, ~300 per client-stepping step (guard,
-# CPU ticks before and after), and the handshakes alone held both cores. Liveness probes (probe) never
-# share it: each is a fresh handshake, so a hung or dead sshd is still seen.
+# ControlMaster, sockets under CONTROL_DIR; an idle master ends after CONTROL_PERSIST_S, long enough to span
+# a step): 100 namespace hosts on 2 cores otherwise pay a full ssh handshake per command, ~300 per
+# client-stepping step (guard, CPU ticks before and after), and the handshakes alone held both cores.
+# Liveness probes (probe) never share it: each is a fresh handshake, so a hung or dead sshd is still seen.
 CONTROL_DIR = Path(tempfile.gettempdir()) / f"iogate-ssh-{os.getuid()}"
 CONTROL_PERSIST_S = 120
 
