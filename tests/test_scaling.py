@@ -74,7 +74,7 @@ def _needs_hosts(lab, count: int, what: str) -> None:  # type: ignore[no-untyped
 @allure.feature("scaling")
 @allure.story("client stepping: each host alone, then 2, 4 ... N hosts")
 def test_client_stepping(schedule_line, lab, request, connect, measure, judge, profile, run,  # type: ignore[no-untyped-def]
-                         all_hosts_steps) -> None:
+                         all_hosts_steps, spec) -> None:
     _needs_hosts(lab, 2, "client stepping")
     line = next(line for line in SCHEDULE if line.name == schedule_line)
     workload = line.with_(runtime_s=profile.runtime_s, ramp_s=profile.ramp_s)
@@ -101,7 +101,7 @@ def test_client_stepping(schedule_line, lab, request, connect, measure, judge, p
                       attachment_type=allure.attachment_type.TEXT)
     if results and results[-1].step == steps[-1]:
         all_hosts_steps.keep(workload, results[-1])  # the last incremental step runs every host
-    slow = judge.family("scaling").checks.get(SLOW_HOST)
+    slow = spec.for_family("scaling").checks.get(SLOW_HOST)  # the chart draws the spec's slow-host line
     table = attach_step_tables(results, run.path("scaling"), workload.name, limit_bytes_per_s=lab.datapath_limit_bytes_per_s,
                                slow_below_pct=slow.bound("tolerance_pct") if slow else None)
     print(f"\nclient stepping {workload.name} ({table}):")
