@@ -21,7 +21,7 @@ TESTS ?= selftests/unit
 FAMILIES ?= baseline,sweep,tiles,kpi,protocols,events
 CALIBRATE_ARGS ?=
 
-.PHONY: setup apt venv vendors vendor-behaviour allure-cli accept check check-extended explore faults report export bench lint cleanup clean soak calibrate spec-catches
+.PHONY: setup apt venv vendors vendor-behaviour allure-cli accept check check-extended explore faults report export bench lint cleanup clean soak calibrate spec-catches scale100
 
 setup: apt $(STAMP) $(PROJECT_STAMP) allure-cli
 
@@ -135,6 +135,11 @@ faults: setup
 # Property tests with fresh random examples (make check draws a fixed set, so a gate never flakes).
 explore: setup
 	HYPOTHESIS_PROFILE=explore $(PY) -m pytest selftests/unit -p no:cacheprovider $(PYTEST_ARGS)
+
+# The 100-host netns run of the scaling family (issue 32, ~30 min on 2 cores): passes, shows the stepping curve to
+# 100 hosts, leaves nothing. Its own tier: make check skips it.
+scale100: setup
+	$(PY) -m pytest selftests/integration/test_netns_scale100.py -m scale100 $(PYTEST_ARGS)
 
 lint:
 	$(VENV)/bin/ruff check iogate fixtures plugins tests selftests tools conftest.py

@@ -7,13 +7,16 @@ URL; nothing above this module knows which one runs a command.
 from __future__ import annotations
 
 import base64
+import os
 import re
 import shlex
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -34,6 +37,13 @@ _NOT_CONNECTED = re.compile(
 )
 CONNECT_ATTEMPTS = 4
 CONNECT_BACKOFF_S = 3.0
+# Hosts of a netns lab (a `namespace`) share one master connection per host for their commands (ssh
+# ControlMaster, sockets under CONTROL_DIR; an idle master ends after CONTROL_PERSIST_S, long enough to span
+# a step): 100 namespace hosts on 2 cores otherwise pay a full ssh handshake per command, ~300 per
+# client-stepping step (guard, CPU ticks before and after), and the handshakes alone held both cores.
+# Liveness probes (probe) never share it: each is a fresh handshake, so a hung or dead sshd is still seen.
+CONTROL_DIR = Path(tempfile.gettempdir()) / f"iogate-ssh-{os.getuid()}"
+CONTROL_PERSIST_S = 120
 
 @dataclass
 class Initiator:
@@ -55,6 +65,11 @@ class Initiator:
         if config.transport.startswith(("ssh://", "paramiko://")):
             # A lab host is ours to drive: no interactive prompts, no known_hosts churn.
             kwargs["ssh_extra_args"] = "-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o ConnectTimeout=30"
+        if config.namespace and config.transport.startswith("ssh://"):
+            CONTROL_DIR.mkdir(mode=0o700, exist_ok=True)
+            # ssh expands %C to a hash of host, port and user (40 characters); testinfra %-formats the line: %%.
+            kwargs["controlpath"] = str(CONTROL_DIR / "%%C")
+            kwargs["controlpersist"] = CONTROL_PERSIST_S
         # A password in the URL (paramiko://root:${env:PW}@host) is a reference, percent-encoded in.
         transport = resolve_embedded(config.transport, escape=lambda value: quote(value, safe=""))
         register_inline(transport)

@@ -181,7 +181,8 @@ def _estimate(plan: Plan, lab: Any, profile: Profile, capabilities: set[str]) ->
                 "kpi": (kpi, kpi * point_s), "tiles": (1, profile.tile_runtime_s + profile.ramp_s)}
     if len(lab.hosts) >= 2:
         lines = 1 if profile.name == "smoke" else SCALING_SCHEDULE_LINES
-        steps = len(scaling.plan_steps([h.name for h in lab.hosts])) * lines
+        every = scaling.incremental_every(len(lab.hosts), profile.name)
+        steps = len(scaling.plan_steps([h.name for h in lab.hosts], every)) * lines
         families["scaling"] = (steps, steps * point_s)
     # Three phases each (before, during, after the event): snapshot's three cases, dedupe, the replica's sync.
     events = 3 * (3 * ("snapshot" in capabilities) + ("dedupe" in capabilities) + ("replicate" in capabilities))

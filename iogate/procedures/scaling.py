@@ -18,6 +18,11 @@ down and hide itself.
 Pure logic: no fio, no pytest. Figures come from RunResults (any engine: hosts
 are told apart by JobResult.host).
 
+At many hosts a profile may bound the incremental series (`incremental_every`):
+the smoke profile runs at most SMOKE_INCREMENTAL_STEPS incremental steps, so
+100 hosts step 10, 20 ... 100 (the constant steps stay one per host: a slow
+host is only found alone); quick and full step 2, 4 ... N as the guide does.
+
 >>> steps = plan_steps(["h1", "h2", "h3", "h4"])
 >>> [s.name for s in steps]
 ['alone-h1', 'alone-h2', 'alone-h3', 'alone-h4', 'hosts-2', 'hosts-4']
@@ -69,7 +74,30 @@ def incremental_counts(total: int, every: int = 2) -> list[int]:
     return counts
 
 
-def plan_steps(hosts: Sequence[str], every: int = 2) -> list[Step]:
+# The guide's stride (2, 4, 6 ... N) and the smoke profile's bound on the incremental series.
+GUIDE_EVERY = 2
+SMOKE_INCREMENTAL_STEPS = 10
+
+
+def incremental_every(total: int, profile: str = "full") -> int:
+    """The incremental series' stride for `total` hosts under a run profile: the guide's 2, except that the
+    smoke profile runs at most SMOKE_INCREMENTAL_STEPS incremental steps (a stride rounded up to an even count).
+
+    >>> incremental_every(4, "smoke"), incremental_every(20, "smoke"), incremental_every(100, "smoke"), incremental_every(100)
+    (2, 2, 10, 2)
+    >>> incremental_counts(100, incremental_every(100, "smoke"))
+    [10, 20, 30, 40, 50, 60, 70, 80, 90, 100]
+    """
+    if total < 1:
+        raise ValueError(f"incremental stepping needs at least 1 host (got {total})")
+    if profile != "smoke":
+        return GUIDE_EVERY
+    every = -(-total // SMOKE_INCREMENTAL_STEPS)  # ceil
+    every += every % 2  # even: 2, 4, 6 ... as the guide steps
+    return max(GUIDE_EVERY, every)
+
+
+def plan_steps(hosts: Sequence[str], every: int = GUIDE_EVERY) -> list[Step]:
     """Constant steps (each host alone, in lab order), then the incremental series on the first k hosts."""
     if len(set(hosts)) != len(hosts):
         raise ValueError(f"client stepping: host names repeat: {list(hosts)}")
@@ -78,6 +106,27 @@ def plan_steps(hosts: Sequence[str], every: int = 2) -> list[Step]:
     constant = [Step("constant", (host,)) for host in hosts]
     incremental = [Step("incremental", tuple(hosts[:count])) for count in incremental_counts(len(hosts), every)]
     return constant + incremental
+
+
+# What a step costs beyond its measured time (ssh to each host: guard, CPU ticks, the fio client's set-up and
+# the hosts' results), per step and per host in it: 100 hosts on the 2-core reference machine took 80 s for a 5 s point.
+STEP_OVERHEAD_S = 15.0
+STEP_OVERHEAD_PER_HOST_S = 0.8
+MIN_BUDGET_S = 900.0  # pytest.ini's timeout: a small lab keeps it
+
+
+def stepping_budget_s(steps: Sequence[Step], point_s: float, margin: float = 1.5) -> float:
+    """The longest the stepping of one schedule line may take (its test's timeout): every step's point plus its
+    overhead, times a margin, never below MIN_BUDGET_S. 100 hosts under smoke (110 steps of 5 s): about 68 min.
+
+    >>> round(stepping_budget_s(plan_steps(["h1", "h2", "h3", "h4"]), 5))
+    900
+    >>> hosts = [f"h{n}" for n in range(1, 101)]
+    >>> round(stepping_budget_s(plan_steps(hosts, incremental_every(100, "smoke")), 5))
+    4080
+    """
+    total = sum(point_s + STEP_OVERHEAD_S + STEP_OVERHEAD_PER_HOST_S * len(step.hosts) for step in steps)
+    return max(MIN_BUDGET_S, margin * total)
 
 
 def assign_volumes(hosts: Sequence[str], volumes: Sequence[T]) -> dict[str, list[T]]:
