@@ -194,6 +194,12 @@ class VendorDriver:
     def facts(self) -> dict[str, str]:
         return dict(self._facts)
 
+    def facts_at_end(self) -> dict[str, str]:
+        """What the array reports at the session's end, before teardown, for the report's environment beside
+        the facts of setup (the data-reduction ratio after the run: `array.data_reduction_ratio_at_end`).
+        Read failures are written into the fact, never raised: the teardown must still run."""
+        return {}
+
     def settle(self) -> None:
         """Nothing is deferred: every call returns once the array has done it."""
 

@@ -206,6 +206,19 @@ def test_dedupe_and_compression_are_set_per_lun_and_the_savings_read_back(
     driver.teardown()
 
 
+def test_each_luns_savings_are_a_fact_at_the_end_as_last_read_deleted_or_not(driver: huawei.Huawei, array: FakeHuawei) -> None:
+    gone = driver.create_volume("vol0", 1 << 30)
+    driver.create_volume("vol1", 1 << 30)
+    driver.delete_volume(gone)  # read at its deletion, with the array's figures then
+    for lun in array.luns.values():
+        lun["TOTALSAVEDRATIO"] = "4.10"
+    assert driver.facts_at_end() == {
+        "array.data_reduction_ratio_at_end": "vol0: TOTALSAVEDRATIO 3.00 (dedupe false: 1.50, compression false: 2.00); "
+                                             "vol1: TOTALSAVEDRATIO 4.10 (dedupe false: 1.50, compression false: 2.00)",
+    }
+    driver.teardown()
+
+
 def test_luns_without_dedupe_options_leave_the_arrays_default(driver: huawei.Huawei, server: ContractServer) -> None:
     driver.create_volume("vol0", 1 << 30)
     create = next(r for r, _ in server.log if r.method == "POST" and r.path == f"{API}/lun")
