@@ -601,7 +601,10 @@ class Huawei(VendorDriver):
             raise ArrayError(
                 f"array {self.lab.array.name}: GET /lun/{{id}} lun {name}: no {key} in the answer; the host could not match it"
             )
-        return DeviceIdentity(nguid=value) if key == "NGUID" else DeviceIdentity(wwn=value)
+        if key == "NGUID":
+            return DeviceIdentity(nguid=value)
+        # The array gives the bare NAA hex (6...); the kernel shows it as naa.6... (as the other drivers report it).
+        return DeviceIdentity(wwn=value if value.lower().startswith("naa.") else f"naa.{value.lower()}")
 
     def _create_share(self, name: str, size_bytes: int, qos: QoS | None) -> Volume:
         """An `nfs` volume: a filesystem, its NFS share and one client rule (nfs_clients)."""

@@ -94,7 +94,7 @@ def test_iscsi_volume_is_a_lun_in_sectors_mapped_directly_and_torn_down(driver: 
     (lun,) = array.luns.values()
     assert lun["NAME"] == f"{driver.prefix}vol0" and lun["CAPACITY"] == "2097152"  # 1 GiB = 2097152 sectors of 512 bytes
     assert lun["PARENTID"] == "0"  # the pool named in the lab, by its ID
-    assert volume.identity.wwn == lun["WWN"]
+    assert volume.identity.wwn == f"naa.{lun['WWN']}"  # the bare hex the array gives, as the kernel names it
     (host,) = array.hosts.values()
     assert array.bound() == {INITIATORS["h1"]["iscsi"]: host["ID"]}
     assert array.mappings == [{"hostId": host["ID"], "lunId": lun["ID"]}]
