@@ -759,10 +759,10 @@ class Hitachi(VendorDriver):
 
     def _drr_fact(self) -> str:
         """The pool's and the array's data-reduction figures as one report fact, as the array reports them."""
-        try:
-            e = self.data_reduction_evidence()
-        except ArrayError as exc:
-            return f"not read: {exc}"
+        return self._fact(self._drr_text)
+
+    def _drr_text(self) -> str:
+        e = self.data_reduction_evidence()
         return (f"pool {e['pool_id']} dataReductionRate {e['pool_data_reduction_rate']}; array totalRatio {e['array_total_ratio']}, "
                 f"dedupeAndCompression {e['array_dedupe_and_compression_ratio']} (calculated {e['array_efficiency_calculated']}, "
                 f"{e['array_calculation_end']})")

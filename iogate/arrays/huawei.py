@@ -697,10 +697,10 @@ class Huawei(VendorDriver):
         super().delete_volume(volume)
 
     def _savings_line(self, volume: Volume) -> str:
-        try:
-            d = self.data_reduction(volume)
-        except ArrayError as exc:
-            return f"not read: {exc}"
+        return self._fact(lambda: self._savings_text(volume))
+
+    def _savings_text(self, volume: Volume) -> str:
+        d = self.data_reduction(volume)
         return (f"TOTALSAVEDRATIO {d['totalsavedratio']} (dedupe {d['enablesmartdedup']}: {d['dedupsavedratio']}, "
                 f"compression {d['enablecompression']}: {d['compressionsavedratio']})")
 

@@ -426,10 +426,7 @@ class Vast(VendorDriver):
             self._policy = None
 
     def facts_at_end(self) -> dict[str, str]:
-        try:
-            return {"array.data_reduction_ratio_at_end": _drr_fact(self._cluster())}
-        except ArrayError as exc:
-            return {"array.data_reduction_ratio_at_end": f"not read: {exc}"}
+        return {"array.data_reduction_ratio_at_end": self._fact(lambda: _drr_fact(self._cluster()))}
 
     def data_reduction(self) -> dict[str, Any]:
         """The cluster's data-reduction ratio now (cluster-wide, inline: not this run's volumes alone), and the

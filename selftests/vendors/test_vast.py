@@ -153,6 +153,8 @@ def test_the_data_reduction_ratio_after_the_run_is_a_fact(driver: vast.Vast, arr
     assert driver.facts_at_end() == {"array.data_reduction_ratio_at_end": "1:4.5 (cluster-wide, GET /clusters/ drr)"}
     del array.cluster["drr_text"], array.cluster["drr"]
     assert driver.facts_at_end() == {"array.data_reduction_ratio_at_end": "not reported (GET /clusters/ has no drr)"}
+    array.credentials_valid = False  # a read that fails is the fact's text, never raised: the teardown still runs
+    assert driver.facts_at_end()["array.data_reduction_ratio_at_end"].startswith("not read: ")
 
 
 def test_the_data_reduction_ratio_is_evidence_of_the_cluster_and_of_each_view(driver: vast.Vast, array: FakeVast) -> None:
