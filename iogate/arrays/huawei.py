@@ -402,6 +402,7 @@ class Huawei(VendorDriver):
         self._interval_s: float | None = None
         self._host_parts: list[Entry] = []  # host groups, LUN groups, views, initiator bindings: removed after the volumes
         self._lungroups: dict[str, tuple[str, str]] = {}  # host name -> its LUN group (name, id): the view model maps there
+        self._savings: dict[str, str] = {}  # volume -> its LUN's saving ratios, read at its deletion (facts_at_end)
 
     # -- names -------------------------------------------------------------------------------
     def _name(self, name: str) -> str:
@@ -600,7 +601,10 @@ class Huawei(VendorDriver):
             raise ArrayError(
                 f"array {self.lab.array.name}: GET /lun/{{id}} lun {name}: no {key} in the answer; the host could not match it"
             )
-        return DeviceIdentity(nguid=value) if key == "NGUID" else DeviceIdentity(wwn=value)
+        if key == "NGUID":
+            return DeviceIdentity(nguid=value)
+        # The array gives the bare NAA hex (6...); the kernel shows it as naa.6... (as the other drivers report it).
+        return DeviceIdentity(wwn=value if value.lower().startswith("naa.") else f"naa.{value.lower()}")
 
     def _create_share(self, name: str, size_bytes: int, qos: QoS | None) -> Volume:
         """An `nfs` volume: a filesystem, its NFS share and one client rule (nfs_clients)."""
@@ -684,6 +688,31 @@ class Huawei(VendorDriver):
 
     def replicate(self, volume: Volume) -> dict[str, Any]:
         raise self._refuse(Capability.REPLICATE)
+
+    def delete_volume(self, volume: Volume) -> None:
+        """As every vendor driver; a LUN's saving ratios are read first, for facts_at_end."""
+        owned = self._volumes.get(volume.name)
+        if owned is not None and not self._is_share(owned):
+            self._savings[volume.name] = self._savings_line(volume)
+        super().delete_volume(volume)
+
+    def _savings_line(self, volume: Volume) -> str:
+        return self._fact(lambda: self._savings_text(volume))
+
+    def _savings_text(self, volume: Volume) -> str:
+        d = self.data_reduction(volume)
+        return (f"TOTALSAVEDRATIO {d['totalsavedratio']} (dedupe {d['enablesmartdedup']}: {d['dedupsavedratio']}, "
+                f"compression {d['enablecompression']}: {d['compressionsavedratio']})")
+
+    def facts_at_end(self) -> dict[str, str]:
+        """Each LUN's saving ratios as the array reported them last (at its deletion, or now): per LUN, the
+        only scope endpoints.md gives."""
+        lines = dict(self._savings)
+        for name, owned in self._volumes.items():
+            if not self._is_share(owned):
+                lines[name] = self._savings_line(owned.volume)
+        text = "; ".join(f"{name}: {line}" for name, line in lines.items()) or "no LUN was made"
+        return {"array.data_reduction_ratio_at_end": text}
 
     def data_reduction(self, volume: Volume) -> dict[str, Any]:
         """What the array reports of a LUN's data reduction (GET /lun/{id}): its switches and saved ratios and

@@ -214,6 +214,12 @@ def list_all(api: ApiCaller, client: Any, resource: str, what: str, **filters: A
     return api.call(f"GET /{resource}/", what, fetch, idempotent=True)
 
 
+def _drr_fact(cluster: dict[str, Any]) -> str:
+    """The cluster's data-reduction ratio as a report fact: cluster-wide and inline, as the VMS reports it."""
+    drr = cluster.get("drr_text") or cluster.get("drr")
+    return f"{drr} (cluster-wide, GET /clusters/ drr)" if drr not in (None, "") else "not reported (GET /clusters/ has no drr)"
+
+
 def _one(items: list[dict[str, Any]], key: str, value: Any) -> dict[str, Any] | None:
     """The item whose `key` is exactly `value` (filters such as name__contains match more)."""
     found = [item for item in items if item.get(key) == value]
@@ -401,6 +407,7 @@ class Vast(VendorDriver):
             "array.serial": str(cluster.get("psnt") or ""),
             "array.id": str(cluster.get("guid") or ""),
             "array.drr_at_setup": str(cluster.get("drr_text") or cluster.get("drr") or ""),
+            "array.data_reduction_ratio": _drr_fact(cluster),
         }
         return {Capability.SNAPSHOT}
 
@@ -417,6 +424,9 @@ class Vast(VendorDriver):
         if self._policy is not None:
             self._delete(self._policy[1])
             self._policy = None
+
+    def facts_at_end(self) -> dict[str, str]:
+        return {"array.data_reduction_ratio_at_end": self._fact(lambda: _drr_fact(self._cluster()))}
 
     def data_reduction(self) -> dict[str, Any]:
         """The cluster's data-reduction ratio now (cluster-wide, inline: not this run's volumes alone), and the

@@ -194,6 +194,20 @@ class VendorDriver:
     def facts(self) -> dict[str, str]:
         return dict(self._facts)
 
+    def facts_at_end(self) -> dict[str, str]:
+        """What the array reports at the session's end, before teardown, for the report's environment beside
+        the facts of setup (the data-reduction ratio after the run: `array.data_reduction_ratio_at_end`).
+        Read failures are written into the fact, never raised: the teardown must still run (`_fact`)."""
+        return {}
+
+    @staticmethod
+    def _fact(read: Callable[[], str]) -> str:
+        """A fact read from the array, or why it was not: a fact never stops the session's teardown."""
+        try:
+            return read()
+        except Exception as exc:  # any failure becomes the fact's text
+            return f"not read: {exc}"
+
     def settle(self) -> None:
         """Nothing is deferred: every call returns once the array has done it."""
 

@@ -20,14 +20,16 @@ import signal
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
+from iogate.hosts.initiator import Initiator
 from iogate.lab import load_lab
 from iogate.run import Run
 from iogate.run.resources import release_all
-from selftests.vendors.behaviour.conftest import VENDORS
+from selftests.vendors.behaviour.conftest import VENDORS, Vendor
 from selftests.vendors.guest_backing import GuestBacking
 from selftests.vendors.server import ContractServer
 
@@ -75,7 +77,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         backing.setup()
         backing.open_array(vendor.target_iqn, vendor.subsys_nqn)
-        with ContractServer(vendor.make_fake(credential, backing), vendor.contract(), args.dir) as server:
+        fake = vendor.make_fake(credential, backing)
+        with ContractServer(fake, vendor.contract(), args.dir) as server:
             options = {**vendor.options(server), "password": f"${{file:{secret_file}}}"}
             raw = yaml.safe_load(LABVM_LAB.read_text())
             raw.update(
@@ -99,12 +102,31 @@ def main(argv: list[str] | None = None) -> int:
                 signal.signal(sig, lambda *_: stop.set())
             stop.wait()
             violations = list(server.violations)
+            # What the suite (or `iogate cleanup` after a killed run) left behind fails the emulator too.
+            left = leftovers(vendor, fake, backing, Initiator.from_config(guest_lab.hosts[0]))
     finally:
         backing.teardown()
         release_all(run.ledger)
     for violation in violations:
         print(f"spec violation: {violation}", file=sys.stderr)
-    return 1 if violations else 0
+    for what in left:
+        print(f"left behind: {what}", file=sys.stderr)
+    return 1 if violations or left else 0
+
+
+def leftovers(vendor: Vendor, fake: Any, backing: GuestBacking, guest: Initiator) -> list[str]:
+    """What is still on the emulated array, of it in the guest, and of the run on the host (iSCSI sessions
+    and NVMe controllers): [] when nothing."""
+    left = [f"on the emulated {vendor.name}: {kind} {items}" for kind, items in vendor.leftovers(fake).items()]
+    in_guest = backing.leftovers()
+    if in_guest:
+        left.append(f"in the guest, of the emulated array: {in_guest}")
+    host = guest.run(
+        "iscsiadm -m session 2>/dev/null; iscsiadm -m node 2>/dev/null; ls /sys/class/nvme 2>/dev/null; true"
+    ).stdout.strip()
+    if host:
+        left.append(f"on the host (the guest): {host}")
+    return left
 
 
 if __name__ == "__main__":

@@ -10,18 +10,32 @@ spec-checked fake over the guest, capped at its service level), runs the command
 with `{lab}` replaced by the generated lab file and `{vendor}` by the vendor's
 name, and stops the emulator (which removes its backing from the guest and fails
 on any spec violation it saw). The VM goes down at the end, whatever happened.
-Exit status: 0 only when every command and every emulator ended with 0.
+Exit status: 0 only when every command and every emulator ended with 0; the
+emulator ends with 1 when anything is left on the fake array, of it in the guest,
+or as an iSCSI session / NVMe controller on the host (emulate.py leftovers).
+
+With `--kill-after S` the command is SIGKILLed S seconds after it started (its
+whole process group, as a crashed controller), then `python -m iogate cleanup
+--workdir <the lab's workdir>` runs, and the emulator's own check says whether
+anything was left: the crash-cleanup acceptance of an emulated array.
+
+    python -m selftests.vendors.emulated_run vast --kill-after 240 -- \\
+        python -m pytest tests -m "baseline or tiles or events" --profile smoke --lab {lab}
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+import yaml
 
 from iogate.labs.labvm.cli import STATE_NAME
 from iogate.labs.labvm.vm import free_port
@@ -53,11 +67,31 @@ def _stop_emulator(emulator: subprocess.Popen[str]) -> int:
     return emulator.wait()
 
 
+def _killed_run(argv_v: list[str], lab: Path, kill_after_s: float) -> int:
+    """The command SIGKILLed after kill_after_s, then `iogate cleanup` of its lab's workdir: cleanup's exit status,
+    or 1 when the command ended before it could be killed (nothing was tested)."""
+    started = time.monotonic()
+    child = subprocess.Popen(argv_v, cwd=ROOT, start_new_session=True)
+    try:
+        child.wait(timeout=kill_after_s)
+        print(f"emulated_run: the command ended (exit {child.returncode}) before the kill at {kill_after_s:g} s", file=sys.stderr)
+        return 1
+    except subprocess.TimeoutExpired:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
+    print(f"emulated_run: SIGKILLed the run after {time.monotonic() - started:.0f} s", flush=True)
+    workdir = yaml.safe_load(lab.read_text())["workdir"]
+    done = subprocess.run([sys.executable, "-m", "iogate", "cleanup", "--workdir", workdir], cwd=ROOT, check=False)
+    return done.returncode
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("vendors", help=f"comma-separated, of {', '.join(sorted(VENDORS))}")
     parser.add_argument("--workdir", type=Path, default=Path("/var/tmp/iogate-emulated-run"))
     parser.add_argument("--iops-per-volume", type=int, default=DEFAULT_IOPS_PER_VOLUME)
+    parser.add_argument("--kill-after", type=float, default=None, metavar="S",
+                        help="SIGKILL the command after S seconds, then `iogate cleanup` its lab's workdir")
     argv = sys.argv[1:] if argv is None else argv
     split = argv.index("--") if "--" in argv else len(argv)
     args = parser.parse_args(argv[:split])
@@ -77,7 +111,10 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 argv_v = [word.replace("{lab}", str(lab)).replace("{vendor}", vendor) for word in command]
                 print(f"emulated {vendor}: {shlex.join(argv_v)}", flush=True)
-                returncode = subprocess.run(argv_v, cwd=ROOT, check=False).returncode
+                if args.kill_after is None:
+                    returncode = subprocess.run(argv_v, cwd=ROOT, check=False).returncode
+                else:
+                    returncode = _killed_run(argv_v, lab, args.kill_after)
                 if returncode != 0:
                     failed.append(f"{vendor}: command")
                 if returncode < 0 or returncode == INTERRUPTED:  # a ^C reaches the command too: stop here

@@ -73,10 +73,27 @@ def _pure(tmp_path: Path, canary: str) -> tuple[Any, Any, Callable[[Any], bool]]
     return fake, contract(), empty
 
 
+def _huawei(tmp_path: Path, canary: str) -> tuple[Any, Any, Callable[[Any], bool]]:
+    from selftests.vendors.fake_huawei import FakeHuawei, HuaweiContract
+    from selftests.vendors.test_huawei import SERIAL, nothing_left
+
+    return FakeHuawei("iogate", canary, serial=SERIAL), HuaweiContract(), lambda f: nothing_left(f) == {}
+
+
+def _hitachi(tmp_path: Path, canary: str) -> tuple[Any, Any, Callable[[Any], bool]]:
+    from selftests.vendors.fake_hitachi import FakeHitachi, HitachiContract
+    from selftests.vendors.test_hitachi import nothing_left
+
+    return FakeHitachi("iogate", canary), HitachiContract(), lambda f: nothing_left(f) == {}
+
+
+# VAST (NVMe/TCP only) has its own: test_vast.py test_cleanup_after_sigkill_leaves_nothing_on_the_array.
 CASES = {
     "powerstore": ("PowerStore", _powerstore, "PyPowerStore"),
     "ontap": ("Ontap", _ontap, "netapp_ontap"),
     "pure": ("Pure", _pure, "pypureclient"),
+    "huawei": ("Huawei", _huawei, "requests"),
+    "hitachi": ("Hitachi", _hitachi, "requests"),
 }
 
 
@@ -87,11 +104,14 @@ def test_cleanup_after_sigkill_leaves_nothing_on_the_array(driver: str, tmp_path
     fake, contract, empty = make(tmp_path, canary)
     workdir = tmp_path / "work"
     with ContractServer(fake, contract, tmp_path) as server:
+        from selftests.vendors.test_hitachi import options as hitachi_options
+        from selftests.vendors.test_huawei import options as huawei_options
         from selftests.vendors.test_ontap import options as ontap_options
         from selftests.vendors.test_powerstore import options as powerstore_options
         from selftests.vendors.test_pure import options as pure_options
 
-        options = {"powerstore": powerstore_options, "ontap": ontap_options, "pure": pure_options}[driver](server)
+        options = {"powerstore": powerstore_options, "ontap": ontap_options, "pure": pure_options, "huawei": huawei_options,
+                   "hitachi": hitachi_options}[driver](server)
         options = {k: v for k, v in options.items() if k not in ("protection_policy_id", "protection_group")}
         env = {**os.environ, PASSWORD_ENV: canary}
         child = subprocess.Popen(

@@ -15,11 +15,12 @@ from iogate.lab import load_lab
 
 pytestmark = pytest.mark.vendors
 EXAMPLES = Path(__file__).resolve().parents[2] / "labs" / "examples"
-VENDOR_LABS = sorted(p for p in EXAMPLES.glob("*.yaml") if p.stem in ("powerstore", "ontap", "pure"))
+VENDORS = ("hitachi", "huawei", "ontap", "powerstore", "pure", "vast")
+VENDOR_LABS = sorted(p for p in EXAMPLES.glob("*.yaml") if p.stem in VENDORS)
 
 
 def test_every_vendor_driver_has_an_example_lab() -> None:
-    assert [p.stem for p in VENDOR_LABS] == ["ontap", "powerstore", "pure"]
+    assert [p.stem for p in VENDOR_LABS] == list(VENDORS)
 
 
 def with_secrets_present(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:

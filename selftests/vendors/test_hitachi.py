@@ -177,6 +177,17 @@ def test_the_facts_name_model_firmware_and_serial(driver: hitachi.Hitachi) -> No
     assert driver.facts() == {
         "array.driver": "hitachi", "array.model": "Hitachi VSP E990", "array.firmware": "93-06-21-80/00",
         "array.serial": str(0x22B3F1), "array.id": "886000420211", "array.data_reduction_mode": "disabled",
+        "array.data_reduction_ratio": "pool 10 dataReductionRate 3; array totalRatio 4.20, dedupeAndCompression 2.70"
+                                      " (calculated True, 2026-11-27T22:10:00Z)",
+    }
+
+
+def test_the_data_reduction_after_the_run_is_a_fact_as_the_array_reports_it(driver: hitachi.Hitachi, array: FakeHitachi) -> None:
+    array.pools[10]["dataReductionRate"] = 5
+    array.efficiency = {"isCalculated": False}
+    assert driver.facts_at_end() == {
+        "array.data_reduction_ratio_at_end": "pool 10 dataReductionRate 5; array totalRatio None, dedupeAndCompression None"
+                                             " (calculated False, None)",
     }
 
 

@@ -94,7 +94,7 @@ def test_iscsi_volume_is_a_lun_in_sectors_mapped_directly_and_torn_down(driver: 
     (lun,) = array.luns.values()
     assert lun["NAME"] == f"{driver.prefix}vol0" and lun["CAPACITY"] == "2097152"  # 1 GiB = 2097152 sectors of 512 bytes
     assert lun["PARENTID"] == "0"  # the pool named in the lab, by its ID
-    assert volume.identity.wwn == lun["WWN"]
+    assert volume.identity.wwn == f"naa.{lun['WWN']}"  # the bare hex the array gives, as the kernel names it
     (host,) = array.hosts.values()
     assert array.bound() == {INITIATORS["h1"]["iscsi"]: host["ID"]}
     assert array.mappings == [{"hostId": host["ID"], "lunId": lun["ID"]}]
@@ -202,6 +202,19 @@ def test_dedupe_and_compression_are_set_per_lun_and_the_savings_read_back(
         "lun": f"{driver.prefix}vol0", "enablesmartdedup": "true", "enablecompression": "false",
         "dedupsavedratio": "1.50", "compressionsavedratio": "2.00", "totalsavedratio": "3.00",
         "dedupsavedcapacity": "1024", "compressionsavedcapacity": "2048", "totalsavedcapacity": "3072",
+    }
+    driver.teardown()
+
+
+def test_each_luns_savings_are_a_fact_at_the_end_as_last_read_deleted_or_not(driver: huawei.Huawei, array: FakeHuawei) -> None:
+    gone = driver.create_volume("vol0", 1 << 30)
+    driver.create_volume("vol1", 1 << 30)
+    driver.delete_volume(gone)  # read at its deletion, with the array's figures then
+    for lun in array.luns.values():
+        lun["TOTALSAVEDRATIO"] = "4.10"
+    assert driver.facts_at_end() == {
+        "array.data_reduction_ratio_at_end": "vol0: TOTALSAVEDRATIO 3.00 (dedupe false: 1.50, compression false: 2.00); "
+                                             "vol1: TOTALSAVEDRATIO 4.10 (dedupe false: 1.50, compression false: 2.00)",
     }
     driver.teardown()
 

@@ -84,6 +84,7 @@ def test_facts_come_from_the_cluster_and_the_vip_pool(driver: vast.Vast) -> None
     facts = driver.facts()
     assert facts["array.model"] == "VAST Data cluster vast-lab" and facts["array.firmware"] == "VAST OS 5.5.0-sp10"
     assert facts["array.serial"] == "VA2241001" and facts["array.drr_at_setup"] == "1:3.2"
+    assert facts["array.data_reduction_ratio"] == "1:3.2 (cluster-wide, GET /clusters/ drr)"
     assert driver.capabilities == {Capability.SNAPSHOT}
     assert driver._data_address == "192.0.2.50"  # the first address of pool "protocols", not of pool "other"
 
@@ -145,6 +146,15 @@ def test_a_volume_without_its_nguid_yet_is_looked_at_until_the_array_has_it(
     (stored,) = array.volumes.values()
     assert volume.identity.nguid == stored["nguid"] and sent(server, "GET", rf"/volumes/{stored['id']}/$")
     driver.teardown()
+
+
+def test_the_data_reduction_ratio_after_the_run_is_a_fact(driver: vast.Vast, array: FakeVast) -> None:
+    array.cluster |= {"drr_text": "1:4.5"}
+    assert driver.facts_at_end() == {"array.data_reduction_ratio_at_end": "1:4.5 (cluster-wide, GET /clusters/ drr)"}
+    del array.cluster["drr_text"], array.cluster["drr"]
+    assert driver.facts_at_end() == {"array.data_reduction_ratio_at_end": "not reported (GET /clusters/ has no drr)"}
+    array.credentials_valid = False  # a read that fails is the fact's text, never raised: the teardown still runs
+    assert driver.facts_at_end()["array.data_reduction_ratio_at_end"].startswith("not read: ")
 
 
 def test_the_data_reduction_ratio_is_evidence_of_the_cluster_and_of_each_view(driver: vast.Vast, array: FakeVast) -> None:

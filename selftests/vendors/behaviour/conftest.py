@@ -37,10 +37,11 @@ class Vendor:
     # The vendor's identity shape, written out here (not derived by the driver): what the kernel must show.
     kernel_identity: str = ""
     target_in_options: bool = True  # ONTAP asks the array for its target IQN and subsystem NQNs instead
+    not_options: tuple[str, ...] = ()  # the common options the driver has no field for (VAST, Hitachi: the array names its targets)
 
     def options(self, server: ContractServer, portal: str = "127.0.0.1") -> dict[str, Any]:
         targets = {"iscsi_target_iqn": self.target_iqn, "nvme_subsys_nqn": self.subsys_nqn} if self.target_in_options else {}
-        return targets | {
+        every = targets | {
             "management": server.address,
             "password": f"${{env:{PASSWORD_ENV}}}",
             "verify_tls": str(server.cert),
@@ -50,6 +51,7 @@ class Vendor:
             "nvme_traddr": portal,
             **self.extra_options,
         }
+        return {key: value for key, value in every.items() if key not in self.not_options}
 
 
 def _pure() -> Vendor:
@@ -126,11 +128,87 @@ def _ontap() -> Vendor:
     )
 
 
+def _vast() -> Vendor:
+    from selftests.vendors.backed_vast import BackedVast
+    from selftests.vendors.fake_vast import VastContract
+
+    return Vendor(
+        name="vast",
+        driver_class="Vast",
+        sdk="vastpy",
+        protocol="nvme-tcp",
+        target_iqn="iqn.2024-08.com.vastdata:iogate-emulated",  # unused: VAST serves no iSCSI
+        subsys_nqn="nqn.2024-08.com.vastdata:3f1e0c1e-7b5a-4f36-9f8e-0c7a1c9d2b11:iogate-emulated",
+        make_fake=BackedVast,
+        contract=VastContract,
+        # The VIP hosts connect to is the guest's portal; every block view answers with the one subsystem.
+        extra_options={"vip_pool": "protocols", "data_address": "127.0.0.1", "task_poll_s": 0.2},
+        target_in_options=False,
+        not_options=("iscsi_portal", "nvme_traddr"),
+        kernel_identity=r"[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}",  # the NGUID the VMS gave, 32 hex digits
+        leftovers=lambda f: _nonempty(**f.leftovers()),
+    )
+
+
+def _huawei() -> Vendor:
+    from selftests.vendors.backed_huawei import BackedHuawei
+    from selftests.vendors.fake_huawei import HuaweiContract
+
+    serial = "2102354JTB10N1000007"
+    return Vendor(
+        name="huawei",
+        driver_class="Huawei",
+        sdk="requests",
+        protocol="iscsi",
+        target_iqn=f"iqn.2006-08.com.huawei:oceanstor:2100a0a33f0c7b1e::20003:{serial[-6:]}-iogate-emulated",
+        subsys_nqn=f"nqn.2020-02.huawei.nvme:nvm-subsystem-sn-{serial}",
+        make_fake=lambda password, backing: BackedHuawei("iogate", password, backing, serial=serial),
+        contract=HuaweiContract,
+        extra_options={"username": "iogate", "pool": "StoragePool001", "mapping": "direct", "dedupe": True, "compression": True},
+        kernel_identity=r"naa\.6643e8c[0-9a-f]{25}",  # NAA 6, the OceanStor company id 643e8c, 25 vendor digits
+        leftovers=lambda f: _nonempty(
+            luns=f.luns, hosts=f.hosts, bound=f.bound(), mappings=f.mappings, hostgroups=f.hostgroups, lungroups=f.lungroups,
+            views=f.views, snapshots=f.snapshots, filesystems=f.filesystems, shares=f.shares,
+        ),
+    )
+
+
+def _hitachi() -> Vendor:
+    from selftests.vendors.backed_hitachi import BackedHitachi
+    from selftests.vendors.fake_hitachi import HitachiContract
+
+    nqn = "nqn.1994-04.jp.co.hitachi:nvme:storage-subsystem-sn.2-22b3f1-nvmssid.00005"
+    return Vendor(
+        name="hitachi",
+        driver_class="Hitachi",
+        sdk="requests",
+        protocol="iscsi",
+        target_iqn="iqn.1994-04.jp.co.hitachi:rsd.h8m.t.22b3f.iogate-emulated",
+        subsys_nqn=nqn,
+        make_fake=lambda password, backing: BackedHitachi("iogate", password, backing),
+        contract=HitachiContract,
+        extra_options={
+            "username": "iogate", "pool_id": 10, "ldev_id_first": 1000, "ldev_id_last": 1063, "snapshot_pool_id": 20,
+            "iscsi_port": "CL1-B", "nvm_subsystem_id": 5, "nvme_subsys_nqn": nqn, "job_poll_s": 0.2,
+            "data_reduction_mode": "compression_deduplication",
+        },
+        target_in_options=False,
+        not_options=("iscsi_portal",),
+        kernel_identity=r"naa\.60060e80[0-9a-f]{24}",  # NAA 6, Hitachi's company id 0060e8, serial and LDEV id
+        leftovers=lambda f: _nonempty(
+            ldevs=f.ldevs, host_groups=f.host_groups, luns=f.luns, host_nqns=f.host_nqns, namespaces=f.namespaces,
+            namespace_paths=f.namespace_paths, snapshots=f.snapshots, filesystems=f.filesystems, nfs_exports=f.nfs_exports,
+        ),
+    )
+
+
 def _nonempty(**things: Any) -> dict[str, Any]:
     return {k: v for k, v in things.items() if v}
 
 
-VENDORS: dict[str, Callable[[], Vendor]] = {"pure": _pure, "powerstore": _powerstore, "ontap": _ontap}
+VENDORS: dict[str, Callable[[], Vendor]] = {
+    "pure": _pure, "powerstore": _powerstore, "ontap": _ontap, "vast": _vast, "huawei": _huawei, "hitachi": _hitachi,
+}
 
 
 @pytest.fixture(scope="session")
