@@ -33,9 +33,9 @@ import allure
 import pytest
 
 from fixtures.scaling import attach_step_tables, host_targets
-from fixtures.stash import CONFIG_KEY
 from iogate.engines.workload import WorkloadSpec
 from iogate.procedures import scaling
+from plugins.parametrize import per_lab
 
 # The VAST-style schedule, one workload per line (runtime and ramp come from the run profile).
 SCHEDULE = (
@@ -49,10 +49,9 @@ DATAPATH_WORKLOAD = SCHEDULE[0]
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "schedule_line" in metafunc.fixturenames:
-        profile = metafunc.config.stash[CONFIG_KEY].profile
-        lines = SCHEDULE[:1] if profile.name == "smoke" else SCHEDULE
         # By name: the report shows the parameter's value, and a name reads better than the whole spec.
-        metafunc.parametrize("schedule_line", [line.name for line in lines])
+        per_lab(metafunc, "schedule_line", lambda s: [(line.name, line.name)
+                                                      for line in (SCHEDULE[:1] if s.profile.name == "smoke" else SCHEDULE)])
 
 
 def _needs_hosts(lab, count: int, what: str) -> None:  # type: ignore[no-untyped-def]

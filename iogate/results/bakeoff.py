@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from iogate.results.bakeoff_guard import Contender, check_fair, comparable_id
+from iogate.results.bakeoff_guard import Contender, check_fair, comparable_id, context_key
 from iogate.results.store import ResultsStore, RunPoint, StoreError
 from iogate.units import NS_PER_MS
 
@@ -229,7 +229,8 @@ def build_bakeoff(store: ResultsStore, run_ids: Sequence[str], reference: str | 
         if not points:
             raise StoreError(f"results store {store.path}: no points for run {run_id}")
         groups.extend(_by_lab(run_id, points))
-    contenders = tuple(Contender(run_id, points[0].lab, label, tuple(points), store.run_context(run_id))
+    contenders = tuple(Contender(run_id, points[0].lab, label, tuple(points),
+                                 store.run_context(context_key(run_id, points[0].lab)) or store.run_context(run_id))
                        for (run_id, points), label in zip(groups, _labels(groups), strict=True))
     chosen = _reference(contenders, reference)
     differences = check_fair(contenders)
