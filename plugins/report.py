@@ -60,7 +60,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if len(suite.labs) > 1 and not hasattr(session.config, "workerinput") and not session.config.option.collectonly:
         from iogate.results.bakeoff_session import session_bakeoff  # matplotlib, openpyxl: only for a bake-off
 
-        lines = session_bakeoff(suite.results_db, suite.run_id, Path(results_dir), EXPORTS / suite.run_id)
+        _, lines = session_bakeoff(suite.results_db, suite.run_id, Path(results_dir), EXPORTS / suite.run_id)
         terminal = session.config.pluginmanager.get_plugin("terminalreporter")
         for line in lines:
             if terminal is not None:

@@ -65,8 +65,9 @@ def allure_result(results_dir: Path, run_id: str, *, status: str, message: str, 
 
 
 def session_bakeoff(store_path: Path, run_id: str, results_dir: Path | None, out_dir: Path,
-                    reference: str | None = None) -> list[str]:
-    """Build, write and attach the bake-off of `run_id`'s labs; the lines to print."""
+                    reference: str | None = None) -> tuple[bool, list[str]]:
+    """Build, write and attach the bake-off of `run_id`'s labs: (written, the lines to print). Refused or
+    impossible (a run the store lacks): nothing written, the one line why."""
     from iogate.results.bakeoff_output import html_page, write_all  # matplotlib: only when written
 
     try:
@@ -75,7 +76,7 @@ def session_bakeoff(store_path: Path, run_id: str, results_dir: Path | None, out
         line = str(exc)
         if results_dir is not None:
             allure_result(results_dir, run_id, status="broken", message=f"bake-off refused: {line}", page=None)
-        return [line]
+        return False, [line]
     written = write_all(bakeoff, out_dir)
     lines = [*(f"differs (workload unchanged): {d}" for d in bakeoff.differences),
              *(f"{path}: {len(bakeoff.rows)} row(s), {len(bakeoff.labels)} arrays, reference {bakeoff.reference}"
@@ -84,7 +85,7 @@ def session_bakeoff(store_path: Path, run_id: str, results_dir: Path | None, out
         page = html_page(bakeoff, _charts(bakeoff, out_dir))
         allure_result(results_dir, run_id, status="passed", message=summary(bakeoff), page=page)
         lines.append(f"{results_dir}: Allure result {BAKEOFF_NAME!r} with the matrix")
-    return lines
+    return True, lines
 
 
 def _charts(bakeoff: Bakeoff, out_dir: Path) -> dict[str, bytes]:
