@@ -18,12 +18,12 @@ from __future__ import annotations
 import allure
 import pytest
 
+from fixtures.session import per_lab
 from fixtures.suite import attach_table
 from iogate.engines.workload import RunPlan
 from iogate.judging.evidence import RUN_FIGURES
 from iogate.metrics.types import RunResult
 from iogate.procedures.netapp import load_netapp, netapp_jobs
-from plugins.parametrize import per_lab
 
 NETAPP = load_netapp().netapp
 

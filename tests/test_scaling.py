@@ -33,9 +33,9 @@ import allure
 import pytest
 
 from fixtures.scaling import attach_step_tables, host_targets
+from fixtures.session import per_lab
 from iogate.engines.workload import WorkloadSpec
 from iogate.procedures import scaling
-from plugins.parametrize import per_lab
 
 # The VAST-style schedule, one workload per line (runtime and ramp come from the run profile).
 SCHEDULE = (

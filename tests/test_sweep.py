@@ -22,11 +22,11 @@ from dataclasses import dataclass
 import allure
 import pytest
 
+from fixtures.session import per_lab
 from fixtures.suite import SweepRecord, attach_table
 from iogate.engines.workload import JobSpec, RunPlan
 from iogate.judging.evidence import SweepPoint
 from iogate.procedures.dell import GridPoint, load_sweeps, point_row, relative_rows
-from plugins.parametrize import per_lab
 
 DELL = load_sweeps().dell
 

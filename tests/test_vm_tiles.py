@@ -21,11 +21,11 @@ from __future__ import annotations
 import allure
 import pytest
 
+from fixtures.session import per_lab
 from fixtures.suite import attach_table
 from iogate.engines.workload import RunPlan
 from iogate.metrics.resample import judged_series
 from iogate.procedures.hitachi import load_tiles, tile_jobs
-from plugins.parametrize import per_lab
 
 TILE = load_tiles().tile
 

@@ -35,7 +35,7 @@ import os
 
 import pytest
 
-from plugins.parametrize import per_lab
+from fixtures.session import per_lab
 
 LOG = os.environ["PROBE_LOG"]
 
