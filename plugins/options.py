@@ -199,6 +199,9 @@ def lab_session(request: pytest.FixtureRequest, suite: Suite) -> Iterator[LabSes
         raise pytest.UsageError(f"{request.node.nodeid}: not parametrized by lab ({LAB_PARAM}) in a session of "
                                 f"{len(suite.labs)} labs")
     current = suite.lab(str(name)) if name is not None else suite.labs[0]
+    # What a bake-off lists when it differs between labs (iogate/results/bakeoff_guard.py, from the run context).
+    current.facts.setdefault("lab.volumes", f"{current.lab.volumes.count} x {current.lab.volumes.size}")
+    current.facts.setdefault("lab.protocols", ", ".join(p.name for p in current.lab.protocols))
     suite.active = current
     yield current
     if suite.active is current:
