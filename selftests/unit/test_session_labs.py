@@ -188,3 +188,18 @@ def test_host_key() -> None:
     assert host_key("ssh://root@h1:22") == host_key("paramiko://root@h1") == "h1"
     assert host_key("local://") == "local://"
     assert host_key("local://", "iogate-n1") == "netns:iogate-n1"
+
+
+def test_environment_of_several_labs_names_each_lab() -> None:
+    from plugins.report import environment_values
+
+    a = _session("a", [{"name": "h1", "transport": "ssh://root@h1"}])
+    b = _session("b", [{"name": "h2", "transport": "ssh://root@h2"}])
+    a.facts["host.h1.kernel"] = "6.1.0"
+    b.facts["host.h2.kernel"] = "6.8.0"
+    values = environment_values(Suite(labs=(a, b), profile=a.profile, results_db=Path("r.sqlite"), baseline=None, run_id="r9"))
+    assert (values["labs"], values["iogate.run"], values["a: host.h1.kernel"], values["b: host.h2.kernel"]) == \
+        ("a, b", "r9", "6.1.0", "6.8.0")
+    assert values["a: criteria"] == values["b: criteria"] and "lab" not in values
+    one = environment_values(Suite(labs=(a,), profile=a.profile, results_db=Path("r.sqlite"), baseline=None, run_id="r1"))
+    assert (one["lab"], one["host.h1.kernel"], one["iogate.run"]) == ("a", "6.1.0", "r1")  # one lab: the keys as ever
