@@ -169,9 +169,12 @@ def cell_of(row: Row, label: str) -> Cell:
 
 
 def relative_pct(row: Row, label: str, reference: str) -> float | None:
-    """The figure as % of the reference array's (reference = 100); None where either has no valid figure."""
+    """The figure as % of the reference array's (reference = 100); None where either has no valid figure, or
+    either is at or below 0 (a drop of -0.7 % against 3.4 % would read -464 %: no comparison, just noise)."""
     mine, ref = cell_of(row, label), cell_of(row, reference)
-    if mine.status not in VALID or ref.status not in VALID or mine.value is None or not ref.value:
+    if mine.status not in VALID or ref.status not in VALID or mine.value is None or ref.value is None:
+        return None
+    if mine.value < 0 or ref.value <= 0:
         return None
     return 100.0 * mine.value / ref.value
 

@@ -73,12 +73,12 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 
 def test_both_labs_ran_every_test_named_lab_first(session: dict[str, Any]) -> None:
-    ran = [line.split(" ", 1)[1].split(" ")[0] for line in session["stdout"].splitlines()
-           if line.startswith(("PASSED ", "FAILED ", "ERROR ", "SKIPPED "))]
+    ran = [line.split(" ", 1)[1].split(" ")[0].split("tests/", 1)[-1] for line in session["stdout"].splitlines()
+           if line.startswith(("PASSED ", "FAILED ", "ERROR ", "SKIPPED "))]  # ids relative to the cwd: from tests/ on
     local = sorted(t.replace("[local-btrfs", "[LAB").replace("[local", "[LAB") for t in ran if "[local-btrfs" not in t)
     btrfs = sorted(t.replace("[local-btrfs", "[LAB") for t in ran if "[local-btrfs" in t)
     assert local and local == btrfs, ran
-    assert "tests/test_baseline.py::test_baseline[local]" in ran and "tests/test_baseline.py::test_baseline[local-btrfs]" in ran
+    assert "test_baseline.py::test_baseline[local]" in ran and "test_baseline.py::test_baseline[local-btrfs]" in ran
 
 
 def _stored(session: dict[str, Any]) -> dict[tuple[str, str, str], dict[str, Any]]:

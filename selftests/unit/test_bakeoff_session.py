@@ -206,3 +206,15 @@ def test_the_excuse_is_the_saturated_points_only() -> None:
     assert saturated is not None and "host h1 was 95.0 % CPU busy over run point p1" in saturated and "h2" not in saturated
     assert point_invalid_reason("p2", _result("p2", [1.0], {"h1": 20.0})) is None
     assert point_invalid_reason("p3", _result("p3", [1.0], {"h1": 89.9})) is None  # below the 90 % limit
+
+
+def test_no_percent_of_a_figure_at_or_below_zero() -> None:
+    """Drops measured on the local labs: local -0.7259 %, btrfs 3.3702 % -> no % (it would read -464.3); 2.0 of 4.0 -> 50.0."""
+    from iogate.results.bakeoff import CHECK, Cell, Row, relative_pct
+
+    row = Row("snapshot_impact", "t", "block", CHECK, "snapshot_read_drop_max", "", "%",
+              cells={"a": Cell("PASS", -0.7259), "b": Cell("PASS", 3.3702), "c": Cell("PASS", 2.0), "d": Cell("PASS", 0.0)})
+    assert relative_pct(row, "b", "a") is None and relative_pct(row, "a", "b") is None and relative_pct(row, "c", "d") is None
+    assert relative_pct(row, "d", "c") == 0.0
+    row.cells["e"] = Cell("PASS", 4.0)
+    assert relative_pct(row, "c", "e") == 50.0
