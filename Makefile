@@ -64,7 +64,7 @@ allure-cli:
 
 accept: setup
 	@rm -rf $(RESULTS); mkdir -p $(RESULTS)
-	$(PY) -m pytest tests --lab $(LAB) --profile $(PROFILE) $(if $(CRITERIA),--criteria $(CRITERIA)) \
+	$(PY) -m pytest tests $(foreach lab,$(LAB),--lab $(lab)) --profile $(PROFILE) $(if $(CRITERIA),--criteria $(CRITERIA)) \
 	    --alluredir $(RESULTS) $(PYTEST_ARGS); rc=$$?; \
 	$(MAKE) --no-print-directory report; \
 	$(PY) -m iogate export --out exports || true; exit $$rc

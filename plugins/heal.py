@@ -10,23 +10,25 @@ from __future__ import annotations
 
 import pytest
 
-from fixtures.stash import facts
+from fixtures.session import suite_of
 from iogate.run.resources import heal
-from plugins.options import CONFIG_KEY
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_sessionstart(session: pytest.Session) -> None:
     config = session.config
-    if CONFIG_KEY not in config.stash or config.option.collectonly:
+    suite = suite_of(config)
+    if suite is None or config.option.collectonly:
         return
-    workdir = config.stash[CONFIG_KEY].lab.workdir
-    report = heal(workdir)
-    summary = report.summary()
-    if not summary:
-        return
-    terminal = config.pluginmanager.get_plugin("terminalreporter")
-    for line in [f"iogate self-healing start ({workdir}): {summary}", *report.cleaned, *report.left_alone, *report.failed]:
-        if terminal is not None:
-            terminal.write_line(f"iogate: {line}" if not line.startswith("iogate") else line, yellow=True)
-    facts(config)["iogate.selfheal"] = summary
+    for workdir in dict.fromkeys(s.lab.workdir for s in suite.labs):  # each workdir once: labs may share one
+        report = heal(workdir)
+        summary = report.summary()
+        if not summary:
+            continue
+        terminal = config.pluginmanager.get_plugin("terminalreporter")
+        for line in [f"iogate self-healing start ({workdir}): {summary}", *report.cleaned, *report.left_alone, *report.failed]:
+            if terminal is not None:
+                terminal.write_line(f"iogate: {line}" if not line.startswith("iogate") else line, yellow=True)
+        for session in suite.labs:
+            if session.lab.workdir == workdir:
+                session.facts["iogate.selfheal"] = summary

@@ -1,17 +1,26 @@
-"""Command-line options, declared in one place, flowing into one config object."""
+"""Command-line options, declared in one place, flowing into one session object (fixtures/session.py Suite).
+
+`--lab` repeats: `--lab a.yaml --lab b.yaml` runs the same selection on each lab, its name first in every test id.
+The labs of one session are compared (a bake-off), so they must be judged by one spec and driven by one engine:
+a session whose labs name different specs or engines stops before anything runs, naming the difference.
+"""
 
 from __future__ import annotations
 
+import os
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from fixtures.stash import CONFIG_KEY, IOGateConfig
+from fixtures.session import LAB_PARAM, SUITE, LabSession, Suite, suite_of
 from iogate.errors import IOGateError
 from iogate.judging.spec import AcceptanceSpec, load_spec
 from iogate.lab import DEFAULT_LAB, Lab, load_lab, registry
 from iogate.lab.profiles import Profile, resolve_profile
 from iogate.results.compare import LAST, NO_BASELINE, check_baseline_option
+from iogate.results.run_context import spec_sha256
 from iogate.results.store import ResultsStore
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -26,7 +35,9 @@ def spec_chosen_by(option: str | None, lab: Lab) -> str:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("iogate", "IOGate storage acceptance")
-    group.addoption("--lab", default=str(DEFAULT_LAB), help="lab YAML (default: labs/local.yaml, the embedded local lab)")
+    group.addoption("--lab", action="append", default=None,
+                    help="lab YAML (default: labs/local.yaml, the embedded local lab); repeat it to run the same tests "
+                         "on several labs in one session (a bake-off): --lab a.yaml --lab b.yaml")
     group.addoption("--profile", default="smoke", choices=["smoke", "quick", "full"], help="run profile (default smoke)")
     group.addoption("--profile-file", default=None, help="YAML overriding the profile's durations and grids")
     group.addoption("--runtime", type=float, default=None, help="override: measured seconds per run point")
@@ -48,33 +59,75 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Validate the lab before any fixture provisions anything."""
+    """Validate every lab before any fixture provisions anything."""
     if not hasattr(config.option, "lab"):
         return
     try:
-        lab = load_lab(config.option.lab)
-        if config.option.engine:
-            registry.engine_opener(config.option.engine, loc=("--engine",))
-            lab = lab.model_copy(update={"engine": config.option.engine})
         profile = resolve_profile(
             config.option.profile,
             Path(config.option.profile_file) if config.option.profile_file else None,
             runtime_s=config.option.runtime,
             ramp_s=config.option.ramp,
         )
-        spec = load_spec(spec_path(config.option.criteria, lab))
+        labs = [open_lab(path, config.option.engine, config.option.criteria, profile) for path in lab_files(config.option.lab)]
+        check_one_comparison(labs)
         if config.option.baseline is not None:
-            check_baseline_request(config.option.baseline, spec, Path(config.option.results_db))
+            for session in labs:
+                check_baseline_request(config.option.baseline, session.spec, Path(config.option.results_db))
     except (IOGateError, ValueError) as exc:
         raise pytest.UsageError(str(exc)) from None
-    config.stash[CONFIG_KEY] = IOGateConfig(
-        lab=lab,
+    workerinput = getattr(config, "workerinput", None)
+    run_id = workerinput.get("iogate_run_id") if workerinput else None
+    config.stash[SUITE] = Suite(
+        labs=tuple(labs),
         profile=profile,
-        spec=spec,
         results_db=Path(config.option.results_db),
         baseline=config.option.baseline,
-        spec_chosen_by=spec_chosen_by(config.option.criteria, lab),
+        run_id=run_id or f"{time.strftime('%Y%m%d-%H%M%S')}-{'+'.join(s.name for s in labs)}-{os.getpid()}",
     )
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:  # type: ignore[no-untyped-def]
+    """pytest-xdist: every worker stores its points under the controller's run id (one run per session)."""
+    suite = suite_of(node.config)
+    if suite is not None:
+        node.workerinput["iogate_run_id"] = suite.run_id
+
+
+def lab_files(option: list[str] | None) -> list[str]:
+    """--lab values (each may hold several files separated by spaces: make accept LAB="a.yaml b.yaml")."""
+    files = [f for value in (option or [str(DEFAULT_LAB)]) for f in value.split()]
+    return files or [str(DEFAULT_LAB)]
+
+
+def open_lab(path: str, engine: str | None, criteria: str | None, profile: Profile) -> LabSession:
+    lab = load_lab(path)
+    if engine:
+        registry.engine_opener(engine, loc=("--engine",))
+        lab = lab.model_copy(update={"engine": engine})
+    spec = load_spec(spec_path(criteria, lab))
+    return LabSession(lab=lab, spec=spec, profile=profile, spec_chosen_by=spec_chosen_by(criteria, lab))
+
+
+def check_one_comparison(labs: list[LabSession]) -> None:
+    """Labs of one session are compared: one name each, one spec (path and content), one engine."""
+    names = [s.name for s in labs]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ValueError(f"--lab: lab name {', '.join(twice)} given twice: each lab of a session needs a name of its own "
+                         "(it leads every test id and names the lab's column in the bake-off)")
+    if len(labs) < 2:
+        return
+    specs = {s.name: (str(s.spec.path), spec_sha256(Path(s.spec.path))) for s in labs}
+    if len({digest for _, digest in specs.values()}) > 1 or len({p for p, _ in specs.values()}) > 1:
+        raise ValueError("refused: labs judged by different specs cannot be compared in one session: "
+                         + "; ".join(f"lab {name} {path}" for name, (path, _) in specs.items())
+                         + " (name one with --criteria FILE)")
+    engines = {s.name: s.lab.engine for s in labs}
+    if len(set(engines.values())) > 1:
+        raise ValueError("refused: labs driven by different engines cannot be compared in one session: "
+                         + "; ".join(f"lab {name} {engine}" for name, engine in engines.items()) + " (choose one with --engine)")
 
 
 def check_baseline_request(how: str, spec: AcceptanceSpec, results_db: Path) -> None:
@@ -88,24 +141,27 @@ def check_baseline_request(how: str, spec: AcceptanceSpec, results_db: Path) -> 
                          f"(use none, last, median:K or a stored run id)")
 
 
-def _regression_line(c: IOGateConfig) -> str:
+def _regression_line(suite: Suite) -> str:
     """What the regression family judges against, so no one reads a run without --baseline as compared."""
-    checks = len(c.spec.for_family("regression"))
-    if c.baseline is None:
+    checks = len(suite.labs[0].spec.for_family("regression"))
+    if suite.baseline is None:
         return f"regression: not judged (no --baseline; the spec has {checks} regression check(s))" if checks else ""
-    if c.baseline == NO_BASELINE:
+    if suite.baseline == NO_BASELINE:
         return "regression: no baseline by request (--baseline none)"
-    return f"regression: against stored runs that passed, --baseline {c.baseline} (store {c.results_db})"
+    return f"regression: against stored runs that passed, --baseline {suite.baseline} (store {suite.results_db})"
 
 
 def pytest_report_header(config: pytest.Config) -> list[str] | None:
-    """The console's first lines say which lab, profile and spec judge this run, and its regression baseline."""
-    if CONFIG_KEY not in config.stash:
+    """The console's first lines say which labs, profile and spec judge this run, and its regression baseline."""
+    suite = suite_of(config)
+    if suite is None:
         return None
-    c = config.stash[CONFIG_KEY]
-    lines = [f"iogate: lab {c.lab.name} ({c.lab.path}), engine {c.lab.engine}, profile {c.profile.name}, "
-             f"spec {c.spec.path} (chosen by {c.spec_chosen_by})"]
-    regression = _regression_line(c)
+    lines = [f"iogate: lab {s.name} ({s.lab.path}), engine {s.lab.engine}, profile {s.profile.name}, "
+             f"spec {s.spec.path} (chosen by {s.spec_chosen_by})" for s in suite.labs]
+    if len(suite.labs) > 1:
+        order = " | ".join(" then ".join(s.name for s in group) for group in suite.groups())
+        lines.append(f"iogate: {len(suite.labs)} labs, run {suite.run_id}; one after another where they share a host: {order}")
+    regression = _regression_line(suite)
     return [*lines, f"iogate: {regression}"] if regression else lines
 
 
@@ -127,21 +183,42 @@ def spec_path(option: str | None, lab: Lab) -> Path:
 
 
 @pytest.fixture(scope="session")
-def iogate_config(pytestconfig: pytest.Config) -> IOGateConfig:
-    return pytestconfig.stash[CONFIG_KEY]
+def suite(pytestconfig: pytest.Config) -> Suite:
+    found = suite_of(pytestconfig)
+    if found is None:
+        raise pytest.UsageError("no IOGate session: run with --lab")
+    return found
 
 
 @pytest.fixture(scope="session")
-def lab(iogate_config: IOGateConfig) -> Lab:
-    return iogate_config.lab
+def lab_session(request: pytest.FixtureRequest, suite: Suite) -> Iterator[LabSession]:
+    """The lab this test runs on (plugins/parametrize.py: its name is the test id's first part). Session-scoped
+    and parametrized by lab: pytest runs one lab's tests, tears its fixtures down, then the next lab's."""
+    name = getattr(request, "param", None)
+    if name is None and len(suite.labs) > 1:
+        raise pytest.UsageError(f"{request.node.nodeid}: not parametrized by lab ({LAB_PARAM}) in a session of "
+                                f"{len(suite.labs)} labs")
+    current = suite.lab(str(name)) if name is not None else suite.labs[0]
+    # What a bake-off lists when it differs between labs (iogate/results/bakeoff_guard.py, from the run context).
+    current.facts.setdefault("lab.volumes", f"{current.lab.volumes.count} x {current.lab.volumes.size}")
+    current.facts.setdefault("lab.protocols", ", ".join(p.name for p in current.lab.protocols))
+    suite.active = current
+    yield current
+    if suite.active is current:
+        suite.active = None
 
 
 @pytest.fixture(scope="session")
-def profile(iogate_config: IOGateConfig) -> Profile:
-    return iogate_config.profile
+def lab(lab_session: LabSession) -> Lab:
+    return lab_session.lab
 
 
 @pytest.fixture(scope="session")
-def spec(iogate_config: IOGateConfig) -> AcceptanceSpec:
+def profile(lab_session: LabSession) -> Profile:
+    return lab_session.profile
+
+
+@pytest.fixture(scope="session")
+def spec(lab_session: LabSession) -> AcceptanceSpec:
     """The acceptance spec (--criteria): which checks and bounds each test family applies."""
-    return iogate_config.spec
+    return lab_session.spec

@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import pytest
 
-from fixtures.stash import PROGRESS, live_progress
+from fixtures.session import live_progress, suite_of
 from iogate.report.progress import Progress, progress_wanted
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     config = session.config
-    if session.items and progress_wanted() and not hasattr(config, "workerinput") and config.option.capture != "no":
-        config.stash[PROGRESS] = Progress(total_points=len(session.items))
+    suite = suite_of(config)
+    if suite is not None and session.items and progress_wanted() and not hasattr(config, "workerinput") \
+            and config.option.capture != "no":
+        suite.progress = Progress(total_points=len(session.items))
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
@@ -24,6 +26,6 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    progress = session.config.stash.get(PROGRESS, None)
+    progress = live_progress(session.config)
     if progress is not None:
         progress.close()

@@ -15,54 +15,50 @@ from __future__ import annotations
 
 import pytest
 
-from fixtures.stash import POINTS, MeasuredPoint, facts
+from fixtures.session import EXPORTS, MeasuredPoint, lab_of, points_of, suite_of
 from iogate.judging.regression import regression
-from iogate.metrics.generator import GENERATOR_CPU_BUSY_MAX_PCT, saturated_hosts
+from iogate.judging.validity import point_invalid_reason
+from iogate.lab import Lab
+from iogate.results.bakeoff_guard import context_key
+from iogate.results.bakeoff_series import save_series
 from iogate.results.run_context import run_context
-from iogate.results.store import ResultsStore, RunPoint, metrics_from_run
+from iogate.results.store import RunPoint, metrics_from_run
 from iogate.verdict import Verdict
-from plugins.options import CONFIG_KEY
-
-STORE = pytest.StashKey[ResultsStore]()
 
 
-def _store(config: pytest.Config) -> ResultsStore:
-    if STORE not in config.stash:
-        config.stash[STORE] = ResultsStore(config.stash[CONFIG_KEY].results_db)
-    return config.stash[STORE]
-
-
-def point_invalid(point: MeasuredPoint) -> str | None:
-    """Why this point's figures measured its initiator, not the array (iogate/metrics/generator.py); None: valid."""
-    saturated = saturated_hosts([(point.name, point.result)])
-    if not saturated:
-        return None
-    return f"generator saturated: {'; '.join(s.line() for s in saturated)} (fit to measure below {GENERATOR_CPU_BUSY_MAX_PCT:g} %)"
+def point_invalid(point: MeasuredPoint, lab: Lab | None = None) -> str | None:
+    """Why this point's figures measured its initiator, not the array (iogate/judging/validity.py); None: valid."""
+    return point_invalid_reason(point.name, point.result, lab)
 
 
 def after_test(item: pytest.Item, run_id: str, verdicts: list[Verdict]) -> list[Verdict]:
-    """Store the test's run points; return regression verdicts (empty without --baseline)."""
-    config = item.config
-    points = item.stash.get(POINTS, [])
-    if not points or CONFIG_KEY not in config.stash:
+    """Store the test's run points under the session's run id (one for all its labs); return regression verdicts
+    (empty without --baseline). `run_id` is the lab's run directory, used only outside an IOGate session."""
+    points = points_of(item)
+    suite, session = suite_of(item.config), lab_of(item)
+    if not points or suite is None or session is None:
         return []
-    iogate_config = config.stash[CONFIG_KEY]
-    store = _store(config)
+    run_id = suite.run_id
+    store = suite.store()
     # What a bake-off compares runs by (iogate/results/bakeoff_guard.py): spec, profile, engine and its version.
-    store.set_run_context(run_id, run_context(spec_path=iogate_config.spec.path, profile=iogate_config.profile.name,
-                                              engine=iogate_config.lab.engine, facts=facts(config)))
+    # Per lab (labs of one run may differ in engine version, kernel ...); under the run id too in a one-lab session.
+    context = run_context(spec_path=session.spec.path, profile=session.profile.name, engine=session.lab.engine,
+                          facts=session.facts)
+    for key in (context_key(run_id, session.name), *([run_id] if len(suite.labs) == 1 else [])):
+        store.set_run_context(key, context)
     measured = [(f"{item.nodeid}::{point.name}", point, metrics_from_run(point.result)) for point in points]
     added: list[Verdict] = []
-    if iogate_config.baseline:
+    if suite.baseline:
         for test_id, point, metrics in measured:  # the regression rule: iogate/judging/regression.py
-            added.extend(regression(iogate_config.spec, store, test_id, point.params, metrics, iogate_config.baseline,
+            added.extend(regression(session.spec, store, test_id, point.params, metrics, suite.baseline,
                                     current_run=run_id, window=point.name))
-    for test_id, point, metrics in measured:
+    for test_id, point, metrics in measured:  # IOPS over time for the bake-off's overlays: beside the run's exports
+        save_series(EXPORTS / run_id, test_id, session.name, point.result, point.events)
         store.add(
             RunPoint.from_verdicts(
-                run_id=run_id, lab=iogate_config.lab.name, array=iogate_config.lab.array.name, test_id=test_id,
+                run_id=run_id, lab=session.lab.name, array=session.lab.array.name, test_id=test_id,
                 params=point.params, metrics=metrics, verdicts=[*verdicts, *added], started_at=point.result.start_ms / 1000,
-                measurement_invalid=point_invalid(point),
+                measurement_invalid=point_invalid(point, session.lab),
             )
         )
     return added

@@ -19,13 +19,14 @@ from typing import Any
 import pytest
 from allure_commons._allure import fixture as AllureFixture  # the class allure-pytest wraps finalizers in
 
-from plugins.options import CONFIG_KEY, IOGateConfig
+from fixtures.session import LabSession, suite_of
 
-Title = Callable[[IOGateConfig], str]
+Title = Callable[[LabSession], str]
 
 # fixture name -> (set-up title, tear-down title); titles read the session's lab and spec.
 STEPS: dict[str, tuple[Title, Title]] = {
-    "iogate_config": (lambda c: "read lab file, run profile and acceptance spec", lambda c: ""),
+    "suite": (lambda c: "read lab files, run profile and acceptance spec", lambda c: ""),
+    "lab_session": (lambda c: f"lab {c.lab.name}: its session", lambda c: f"lab {c.lab.name} done"),
     "lab": (lambda c: f"lab {c.lab.name} ({c.lab.path})", lambda c: ""),
     "profile": (lambda c: f"run profile {c.profile.name}", lambda c: ""),
     "spec": (lambda c: f"acceptance spec {c.spec.path} (chosen by {c.spec_chosen_by})", lambda c: ""),
@@ -52,7 +53,7 @@ STEPS: dict[str, tuple[Title, Title]] = {
 }
 
 
-def qos(config: IOGateConfig) -> str:
+def qos(config: LabSession) -> str:
     caps = config.lab.volumes.qos
     if caps is None:
         return ""
@@ -65,7 +66,11 @@ def _is_yield_teardown(finalizer: Any) -> bool:
 
 
 def _titles(fixturedef: pytest.FixtureDef[Any], request: pytest.FixtureRequest) -> tuple[str, str] | None:
-    config = request.config.stash.get(CONFIG_KEY, None)
+    suite = suite_of(request.config)
+    config = suite.active if suite is not None else None
+    if suite is not None and fixturedef.argname == "lab_session":  # not active yet: its parameter names it
+        param = getattr(request, "param", None)
+        config = suite.lab(str(param)) if param is not None else suite.labs[0]
     steps = STEPS.get(fixturedef.argname)
     if config is None or steps is None:
         return None

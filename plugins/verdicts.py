@@ -32,7 +32,7 @@ from pathlib import Path
 import allure
 import pytest
 
-from fixtures.stash import CONFIG_KEY, POINTS, MeasuredPoint
+from fixtures.session import POINTS, MeasuredPoint, lab_of, points_of
 from iogate.judging.judge import SpecJudge
 from iogate.judging.points import SweepPoint
 from iogate.judging.spec import AcceptanceSpec
@@ -210,9 +210,9 @@ def _append_rows(path: str, nodeid: str, verdicts: list[Verdict], invalid: list[
 
 def judge_validity(item: pytest.Item, verdicts: list[Verdict]) -> list[Judged]:
     """Each verdict with the reason it is an invalid measurement (None where it stands)."""
-    config = item.config.stash.get(CONFIG_KEY, None)
-    points = [(p.name, p.result) for p in item.stash.get(POINTS, [])]
-    reasons = invalid_reasons(verdicts, points, config.lab if config is not None else None)
+    session = lab_of(item)
+    points = [(p.name, p.result) for p in points_of(item)]
+    reasons = invalid_reasons(verdicts, points, session.lab if session is not None else None)
     return [Judged(v, why) for v, why in zip(verdicts, reasons, strict=True)]
 
 
@@ -244,7 +244,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function):  # type: ignore[no-untyped-
     judged = judge_validity(pyfuncitem, verdicts)
     if "run" in pyfuncitem.fixturenames:
         added = results.after_test(pyfuncitem, pyfuncitem.funcargs["run"].run_id, [j.stored() for j in judged])
-        added = _on_point(added, pyfuncitem.stash.get(POINTS, []))
+        added = _on_point(added, points_of(pyfuncitem))
         verdicts.extend(added)
         judged += judge_validity(pyfuncitem, added)
     if verdicts:
@@ -259,8 +259,8 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function):  # type: ignore[no-untyped-
         if out:
             _append_rows(out, pyfuncitem.nodeid, verdicts, [j.invalid for j in judged])
     if not verdicts and "judge" in pyfuncitem.fixturenames:
-        config = pyfuncitem.config.stash.get(CONFIG_KEY, None)  # tests hand evidence to `judge`, most never ask for `spec`
-        spec = pyfuncitem.funcargs.get("spec") or (config.spec if config is not None else None)
+        session = lab_of(pyfuncitem)  # tests hand evidence to `judge`, most never ask for `spec`
+        spec = pyfuncitem.funcargs.get("spec") or (session.spec if session is not None else None)
         raise AssertionError(NOTHING_JUDGED_PREFIX + f"spec {getattr(spec, 'path', '?')} has no check "
                              "for what this test measured (add its family's checks, or deselect the test)")
     failed = [j for j in judged if j.stands_failed]

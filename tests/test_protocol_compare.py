@@ -18,7 +18,7 @@ from __future__ import annotations
 import allure
 import pytest
 
-from fixtures.stash import CONFIG_KEY
+from fixtures.session import per_lab
 from fixtures.suite import attach_table
 from iogate.engines.workload import RunPlan
 from iogate.judging.evidence import RUN_FIGURES
@@ -29,10 +29,8 @@ NETAPP = load_netapp().netapp
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "netapp_point" in metafunc.fixturenames and CONFIG_KEY in metafunc.config.stash:
-        config = metafunc.config.stash[CONFIG_KEY]
-        points = NETAPP.points(config.profile)
-        metafunc.parametrize("netapp_point", points, ids=[f"{config.lab.name}-{p.id}" for p in points])
+    if "netapp_point" in metafunc.fixturenames:
+        per_lab(metafunc, "netapp_point", lambda s: [(p.id, p) for p in NETAPP.points(s.profile)])
 
 
 @pytest.mark.protocols

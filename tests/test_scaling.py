@@ -33,7 +33,7 @@ import allure
 import pytest
 
 from fixtures.scaling import attach_step_tables, host_targets
-from fixtures.stash import CONFIG_KEY
+from fixtures.session import LabSession, per_lab
 from iogate.engines.workload import WorkloadSpec
 from iogate.errors import EngineError, HostError
 from iogate.judging.families import SLOW_HOST
@@ -51,15 +51,18 @@ DATAPATH_WORKLOAD = SCHEDULE[0]
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "schedule_line" in metafunc.fixturenames:
-        config = metafunc.config.stash[CONFIG_KEY]
-        profile = config.profile
-        lines = SCHEDULE[:1] if profile.name == "smoke" else SCHEDULE
-        # A hundred hosts step for longer than pytest.ini's 900 s: the timeout follows the plan.
-        hosts = [h.name for h in config.lab.hosts]
-        steps = scaling.plan_steps(hosts, scaling.incremental_every(len(hosts), profile.name)) if len(hosts) >= 2 else []
-        budget = pytest.mark.timeout(scaling.stepping_budget_s(steps, profile.runtime_s + profile.ramp_s))
         # By name: the report shows the parameter's value, and a name reads better than the whole spec.
-        metafunc.parametrize("schedule_line", [pytest.param(line.name, marks=budget) for line in lines])
+        per_lab(metafunc, "schedule_line", _schedule_for)
+
+
+def _schedule_for(session: LabSession) -> list[tuple[str, str, list[pytest.MarkDecorator]]]:
+    """A lab's schedule lines; a hundred hosts step for longer than pytest.ini's 900 s: the timeout follows the plan."""
+    profile = session.profile
+    lines = SCHEDULE[:1] if profile.name == "smoke" else SCHEDULE
+    hosts = [h.name for h in session.lab.hosts]
+    steps = scaling.plan_steps(hosts, scaling.incremental_every(len(hosts), profile.name)) if len(hosts) >= 2 else []
+    budget = pytest.mark.timeout(scaling.stepping_budget_s(steps, profile.runtime_s + profile.ramp_s))
+    return [(line.name, line.name, [budget]) for line in lines]
 
 
 def _needs_hosts(lab, count: int, what: str) -> None:  # type: ignore[no-untyped-def]

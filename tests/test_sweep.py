@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import allure
 import pytest
 
-from fixtures.stash import CONFIG_KEY
+from fixtures.session import per_lab
 from fixtures.suite import SweepRecord, attach_table
 from iogate.engines.workload import JobSpec, RunPlan
 from iogate.judging.evidence import SweepPoint
@@ -39,11 +39,9 @@ class SweepCase:
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """test_sweep[local-block-rd70-4k-t8]: every transport x the profile's grid, transport outermost."""
-    if "case" in metafunc.fixturenames and CONFIG_KEY in metafunc.config.stash:
-        config = metafunc.config.stash[CONFIG_KEY]
-        points = DELL.grid_for(config.profile).points()
-        cases = [SweepCase(p.name, point) for p in config.lab.protocols for point in points]
-        metafunc.parametrize("case", cases, ids=[f"{config.lab.name}-{c.protocol}-{c.point.id}" for c in cases])
+    if "case" in metafunc.fixturenames:
+        per_lab(metafunc, "case", lambda s: [(f"{p.name}-{point.id}", SweepCase(p.name, point))
+                                             for p in s.lab.protocols for point in DELL.grid_for(s.profile).points()])
 
 
 @pytest.mark.sweep

@@ -21,7 +21,7 @@ from __future__ import annotations
 import allure
 import pytest
 
-from fixtures.stash import CONFIG_KEY
+from fixtures.session import per_lab
 from fixtures.suite import attach_table
 from iogate.engines.workload import RunPlan
 from iogate.metrics.resample import judged_series
@@ -31,10 +31,12 @@ TILE = load_tiles().tile
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "tiles" in metafunc.fixturenames and CONFIG_KEY in metafunc.config.stash:
-        config = metafunc.config.stash[CONFIG_KEY]
-        count = metafunc.config.getoption("tiles", None) or config.lab.tiles or TILE.tiles_for(config.profile)
-        metafunc.parametrize("tiles", [count], ids=[f"{config.lab.name}-{count}tile{'s' if count > 1 else ''}"])
+    if "tiles" in metafunc.fixturenames:
+        def tiles(s):  # type: ignore[no-untyped-def]
+            count = metafunc.config.getoption("tiles", None) or s.lab.tiles or TILE.tiles_for(s.profile)
+            return [(f"{count}tile{'s' if count > 1 else ''}", count)]
+
+        per_lab(metafunc, "tiles", tiles)
 
 
 @pytest.mark.tiles

@@ -76,6 +76,9 @@ class Engine(Protocol):
         """Release what the engine keeps across run points (the session's engine fixture calls it once,
         at the end); idempotent. An engine keeping nothing does nothing."""
 
+    def facts(self) -> dict[str, str]:
+        """What the engine learnt of itself per host (HostEngine.facts: `host.<name>.<engine>` = its version)."""
+
 
 def job_target(job: JobSpec) -> JobTarget:
     """Where a planned job's I/O goes: the device (or file) the engine opens, and its volume."""
@@ -111,6 +114,12 @@ class HostEngine:
 
     def close(self) -> None:
         """Nothing kept across run points by default (Engine.close)."""
+
+    def facts(self) -> dict[str, str]:
+        """What the engine learnt of itself on each host, as environment facts (`host.<name>.<engine>`: its version,
+        which a bake-off compares runs by: iogate/results/run_context.py). None by default: fio's version is the
+        initiator's own fact (Initiator.facts)."""
+        return {}
 
 
 class StatusObserver(Protocol):

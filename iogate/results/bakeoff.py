@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from iogate.results.bakeoff_guard import Contender, check_fair, comparable_id
+from iogate.results.bakeoff_guard import Contender, check_fair, comparable_id, context_key
 from iogate.results.store import ResultsStore, RunPoint, StoreError
 from iogate.units import NS_PER_MS
 
@@ -169,9 +169,12 @@ def cell_of(row: Row, label: str) -> Cell:
 
 
 def relative_pct(row: Row, label: str, reference: str) -> float | None:
-    """The figure as % of the reference array's (reference = 100); None where either has no valid figure."""
+    """The figure as % of the reference array's (reference = 100); None where either has no valid figure, or
+    either is at or below 0 (a drop of -0.7 % against 3.4 % would read -464 %: no comparison, just noise)."""
     mine, ref = cell_of(row, label), cell_of(row, reference)
-    if mine.status not in VALID or ref.status not in VALID or mine.value is None or not ref.value:
+    if mine.status not in VALID or ref.status not in VALID or mine.value is None or ref.value is None:
+        return None
+    if mine.value < 0 or ref.value <= 0:
         return None
     return 100.0 * mine.value / ref.value
 
@@ -229,7 +232,8 @@ def build_bakeoff(store: ResultsStore, run_ids: Sequence[str], reference: str | 
         if not points:
             raise StoreError(f"results store {store.path}: no points for run {run_id}")
         groups.extend(_by_lab(run_id, points))
-    contenders = tuple(Contender(run_id, points[0].lab, label, tuple(points), store.run_context(run_id))
+    contenders = tuple(Contender(run_id, points[0].lab, label, tuple(points),
+                                 store.run_context(context_key(run_id, points[0].lab)) or store.run_context(run_id))
                        for (run_id, points), label in zip(groups, _labels(groups), strict=True))
     chosen = _reference(contenders, reference)
     differences = check_fair(contenders)

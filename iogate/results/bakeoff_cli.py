@@ -1,4 +1,8 @@
-"""`iogate bakeoff --runs RUN RUN ...`: several arrays' runs of one spec side by side, as CSV, XLSX and HTML.
+"""`iogate bakeoff --runs RUN RUN ...` | `--session allure-results`: several arrays side by side, as CSV, XLSX and HTML.
+
+`--session DIR` takes the run of the session that wrote the Allure results DIR (its labs are the columns) and
+also adds the "Bake-off" result with the page to DIR (`iogate report` then shows it); the session of several
+labs does that itself at its end.
 
 Built from the results store, so a bake-off can be rebuilt at any time from
 the runs it holds. Each run's labs are its columns (one per array). The first
@@ -16,14 +20,18 @@ from pathlib import Path
 
 from iogate.results.bakeoff import build_bakeoff
 from iogate.results.bakeoff_output import write_all
+from iogate.results.bakeoff_session import run_of_results, session_bakeoff
 from iogate.results.store import DEFAULT_STORE_PATH, ResultsStore, StoreError
 
 
 def main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(prog="iogate bakeoff", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--runs", nargs="+", required=True, metavar="RUN",
-                        help="run ids to compare: two or more, or one run of several labs (each lab a column)")
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--runs", nargs="+", metavar="RUN",
+                       help="run ids to compare: two or more, or one run of several labs (each lab a column)")
+    which.add_argument("--session", metavar="ALLURE_RESULTS",
+                       help="the session that wrote these Allure results (its labs): the matrix also goes into them")
     parser.add_argument("--reference", default=None, metavar="RUN",
                         help="the reference (= 100): a run id, a lab name or a column label (default: the first column)")
     parser.add_argument("--store", default=str(DEFAULT_STORE_PATH), help="results SQLite (default .iogate/results.sqlite)")
@@ -32,6 +40,14 @@ def main(argv: Sequence[str]) -> int:
     store_path = Path(args.store)
     if not store_path.exists():
         raise StoreError(f"results store {store_path} does not exist (run the suite first)")
+    if args.session:
+        results = Path(args.session)
+        run_id = run_of_results(results)
+        out_dir = Path(args.out) if args.out else Path("exports") / run_id
+        written, lines = session_bakeoff(store_path, run_id, results, out_dir, args.reference)
+        for line in lines:
+            print(line if written else f"iogate bakeoff: {line}")
+        return 0 if written else 1
     bakeoff = build_bakeoff(ResultsStore(store_path), args.runs, args.reference)
     reference_run = next(c.run_id for c in bakeoff.contenders if c.label == bakeoff.reference)
     out = Path(args.out) if args.out else Path("exports") / reference_run

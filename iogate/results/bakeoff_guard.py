@@ -42,11 +42,20 @@ class Contender:
     context: RunContext | None
 
 
+def context_key(run_id: str, lab: str) -> str:
+    """Where the store keeps one lab's run context in a run (the labs of one session share its run id)."""
+    return f"{run_id} lab {lab}"
+
+
+def comparable_test_id(test_id: str, lab: str) -> str:
+    """A test id without its lab: plugins/parametrize.py ids read test_sweep[LAB-block], and two labs' runs of
+    one test must meet in one row (test_sweep[block]; test_baseline[LAB] -> test_baseline)."""
+    return re.sub(rf"\[{re.escape(lab)}(?:-|(?=\]))", "[", test_id).replace("[]", "")
+
+
 def comparable_id(point: RunPoint) -> str:
-    """The point's test id without its lab: plugins/parametrize.py ids read test_sweep[LAB-block], and two
-    labs' runs of one test must meet in one row (test_sweep[block])."""
-    lab = re.escape(point.lab)
-    return re.sub(rf"\[{lab}(?:-|(?=\]))", "[", point.test_id).replace("[]", "")
+    """The point's test id without its lab (comparable_test_id)."""
+    return comparable_test_id(point.test_id, point.lab)
 
 
 def workload_params(params: Mapping[str, object]) -> dict[str, object]:

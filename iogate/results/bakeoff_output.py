@@ -99,7 +99,7 @@ def html_page(bakeoff: Bakeoff, charts: Mapping[str, bytes] | None = None) -> st
              _table(context_rows(bakeoff), "runs compared"), "<br>",
              _table(difference_rows(bakeoff), "differences that do not change the workload"), "<br>",
              _table(flat_rows(bakeoff), "the matrix: IOPS @ latency first, then event impacts, checks, curve points"),
-             *(_chart_html(f"knee: {title}", png) for title, png in (charts or {}).items())]
+             *(_chart_html(title, png) for title, png in (charts or {}).items())]
     return f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title></head><body>" \
            f"{''.join(parts)}</body></html>"
 
@@ -111,11 +111,18 @@ def write_html(bakeoff: Bakeoff, out_dir: Path, charts: Mapping[str, bytes] | No
     return target
 
 
-def write_all(bakeoff: Bakeoff, out_dir: Path) -> list[Path]:
-    """CSV, XLSX and the HTML page with the knee overlays (iogate/results/bakeoff_charts.py)."""
+def page_charts(bakeoff: Bakeoff, out_dir: Path) -> dict[str, bytes]:
+    """The page's charts: the knee overlays, then IOPS over time overlaid per run point where the runs' series
+    were kept beside the exports (iogate/results/bakeoff_series.py)."""
     from iogate.results.bakeoff_charts import knee_charts  # matplotlib: only when the page is written
+    from iogate.results.bakeoff_series import timeline_charts
 
-    return [write_csv(bakeoff, out_dir), write_xlsx(bakeoff, out_dir), write_html(bakeoff, out_dir, knee_charts(bakeoff))]
+    return {**{f"knee: {t}": png for t, png in knee_charts(bakeoff).items()}, **timeline_charts(bakeoff, out_dir)}
+
+
+def write_all(bakeoff: Bakeoff, out_dir: Path) -> list[Path]:
+    """CSV, XLSX and the HTML page with the knee and IOPS-over-time overlays."""
+    return [write_csv(bakeoff, out_dir), write_xlsx(bakeoff, out_dir), write_html(bakeoff, out_dir, page_charts(bakeoff, out_dir))]
 
 
 def attach_to_allure(bakeoff: Bakeoff, name: str = "bake-off", charts: Mapping[str, bytes] | None = None) -> None:

@@ -5,8 +5,8 @@ may hold other bounds later). The engine version is the one version every host
 reports for the engine (`host.<name>.<engine>` environment facts, e.g.
 `host.h1.fio: fio-3.36`; fio's preflight makes them equal); none, several, or
 a probe's placeholder (unknown, none, missing): not recorded, and a bake-off
-refuses to call the run comparable. (vdbench hosts report no version fact
-today: their runs are refused until one is probed.)
+refuses to call the run comparable. vdbench's version is the engine's own fact
+(HostEngine.facts: `host.h1.vdbench: vdbench-5.04.06`, from its output directories).
 
 The environment keeps the session's facts with host names folded away, so two
 labs with other host names compare fact by fact ("host kernel: 6.8.0" in both),

@@ -98,6 +98,7 @@ class VdbenchEngine(HostEngine):
         # Event tests run plans from threads: one bring-up, never two.
         self._master_lock = threading.Lock()
         self._master_run_lock = threading.Lock()
+        self._versions: dict[str, str] = {}  # host -> the vdbench version its last output directory named
 
     def _master_systems(self, plan: RunPlan) -> Mapping[str, str]:
         if self.master is not None:
@@ -136,6 +137,11 @@ class VdbenchEngine(HostEngine):
             if self._own_master and self.master is not None:
                 net, self.master, self._own_master = self.master, None, False
                 tear_down(self.run, net)
+
+    def facts(self) -> dict[str, str]:
+        """`host.<name>.vdbench`: the version (vdbench-5.04.06) the output directories of that host's run points
+        name (logfile.html); a host that has run no point yet has none (a bake-off then refuses: not recorded)."""
+        return {f"host.{host}.vdbench": version for host, version in sorted(self._versions.items())}
 
     def run_plan(self, plan: RunPlan, control: LoadControl | None = None) -> RunResult:
         self.check_plan(plan)
@@ -272,6 +278,8 @@ class VdbenchEngine(HostEngine):
                                   f"before every region's end: its console lacks {parmfile.SEQUENTIAL_DONE!r}")
         try:
             output = parse_outdir(out_dir)
+            for host in (set(job_hosts.values()) | set(hd_hosts.values())) or {initiator.name}:
+                self._versions[host] = f"vdbench-{output.version.name}"
             stopped = any(label.split(" ")[0] == RD_NAME for label in output.stopped)
         except EngineError:
             if not errors:

@@ -10,6 +10,7 @@ import os
 import allure
 import pytest
 
+from fixtures.session import Suite
 from iogate.arrays.static import StaticArray
 from iogate.hosts.initiator import Initiator
 from iogate.lab import Lab
@@ -17,7 +18,6 @@ from iogate.lab.secrets import resolve
 from iogate.results.store import ResultsStore, RunPoint
 from iogate.run import Run
 from iogate.verdict import Unit, Verdict
-from plugins.options import IOGateConfig
 
 
 @pytest.fixture
@@ -48,9 +48,9 @@ def test_log_print_assert_attach() -> None:
     assert canary == "something else"
 
 
-def test_verdict_detail_stored(iogate_config: IOGateConfig, run: Run) -> None:
+def test_verdict_detail_stored(suite: Suite, run: Run) -> None:
     canary = os.environ["IOGATE_CANARY"]
     verdict = Verdict("no_io_errors", False, 1, 0, Unit.ERRORS, detail=f"hook output quoted {canary}")
     point = RunPoint.from_verdicts(run_id=run.run_id, lab="canary", array="canary-array", test_id="canary::store", params={},
                                    metrics={}, verdicts=[verdict])
-    ResultsStore(iogate_config.results_db).add(point)
+    ResultsStore(suite.results_db).add(point)
