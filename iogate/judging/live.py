@@ -80,7 +80,7 @@ class PointWatch:
         start = min(s.t_ms for s in self.samples) - self.interval_ms
         measured_s = math.floor((end - start) / self.interval_ms + 0.1) * self.interval_ms / 1000
         planned_ms = round(self.planned_s * 1000)
-        for name, doomed in self.checks:
+        for _name, doomed in self.checks:
             why = doomed(series, planned_ms)
             if why:
                 self.decision, self.decided_ms = RunStop("fail_fast", measured_s, self.planned_s, why), end

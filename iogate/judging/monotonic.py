@@ -87,7 +87,8 @@ def _stall_doomed(check: Check, context: LiveContext) -> Doomed | None:
             needed_ms = math.ceil(no_stall.judged_span_ms(slowest, params) / interval_ms - 1e-9) * interval_ms
             for start, end in no_stall.silent_spans(intervals, interval_ms):
                 if end - start >= needed_ms:
-                    return f"{check.name}: {host}/{job} completed no I/O for {(end - start) / 1000:g} s (a stall is >= {needed_ms / 1000:g} s)"
+                    return (f"{check.name}: {host}/{job} completed no I/O for {(end - start) / 1000:g} s "
+                            f"(a stall is >= {needed_ms / 1000:g} s)")
         return None
 
     return doomed
