@@ -62,7 +62,7 @@ def after_test(item: pytest.Item, run_id: str, verdicts: list[Verdict]) -> list[
             RunPoint.from_verdicts(
                 run_id=run_id, lab=iogate_config.lab.name, array=iogate_config.lab.array.name, test_id=test_id,
                 params=point.params, metrics=metrics, verdicts=[*verdicts, *added], started_at=point.result.start_ms / 1000,
-                measurement_invalid=point_invalid(point),
+                measurement_invalid=point_invalid(point), stop=point.result.stop,
             )
         )
     return added
