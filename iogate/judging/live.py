@@ -33,7 +33,7 @@ from iogate.judging.family_rules import own_checks, rule_checks
 from iogate.judging.monotonic import Doomed, LiveContext, live_checks
 from iogate.judging.spec import FamilySpec
 from iogate.judging.steady_stop import SteadyStop, judge
-from iogate.metrics.types import RunResult, RunStop, Sample, Series
+from iogate.metrics.types import ALL_JOBS, RunResult, RunStop, Sample, Series
 
 
 class PointWatch:
@@ -64,6 +64,8 @@ class PointWatch:
             return self.decided_ms is not None and self._common_end() >= self.decided_ms + self.interval_ms
 
     def _common_end(self) -> int:
+        if ALL_JOBS in self.latest_ms:  # an engine that sees only the run's total publishes every host at once
+            return self.latest_ms[ALL_JOBS]
         if self.hosts - set(self.latest_ms):
             return 0
         return min(self.latest_ms.values())

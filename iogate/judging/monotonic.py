@@ -27,7 +27,7 @@ from iogate.judging import no_io_errors, no_stall, target_iops_held
 from iogate.judging.spec import Check
 from iogate.metrics.grid import per_vm
 from iogate.metrics.resample import resample
-from iogate.metrics.types import Series
+from iogate.metrics.types import ALL_JOBS, Series
 
 # Monotonic, but the live feed cannot see them: judged after the run only.
 NOT_OBSERVABLE_LIVE = frozenset({no_io_errors.NAME})
@@ -83,6 +83,8 @@ def _stall_doomed(check: Check, context: LiveContext) -> Doomed | None:
         interval_ms = series.interval_ms
         planned = max(planned_ms // interval_ms, 1)
         for (host, job), intervals in sorted(per_vm(series).items()):
+            if job == ALL_JOBS:
+                continue  # a total's silence says nothing of each job's judged span
             slowest = sum(iops for _, iops, _ in intervals) / max(planned, len(intervals))
             needed_ms = math.ceil(no_stall.judged_span_ms(slowest, params) / interval_ms - 1e-9) * interval_ms
             for start, end in no_stall.silent_spans(intervals, interval_ms):

@@ -17,6 +17,9 @@ from iogate.metrics.latency import LatencyHistogram
 # ended, and each clone of a process on its own (0-4 ms apart on an idle machine, more under load).
 # Up to this fraction of an interval late, a stamp still belongs to the interval it closes.
 JITTER_FRACTION = 0.1
+# A live interval feed that sees only the run's total (vdbench's flatfile while it runs) names its job so:
+# whole-run figures (steady state) read it; per-job checks (a stall, a VM's target) never do.
+ALL_JOBS = "*"
 
 
 class Dir(StrEnum):
