@@ -13,6 +13,7 @@ capped at 200 it cannot. Cases:
 
 from __future__ import annotations
 
+import tempfile
 import threading
 from pathlib import Path
 
@@ -27,7 +28,7 @@ from iogate.hosts.connectors.base import Connection
 from iogate.judging.judge import SpecJudge
 from iogate.judging.live import point_watch
 from iogate.judging.monotonic import LiveContext
-from iogate.judging.spec import load_spec
+from iogate.judging.spec import AcceptanceSpec, load_spec
 from iogate.judging.steady_stop import SteadyStop
 from iogate.lab import Lab, QoS
 from iogate.metrics.resample import judged_series
@@ -60,11 +61,16 @@ BUCKET_MS = 5000
 RAMP_S = 1.0
 
 
+def load_spec_text(text: str) -> AcceptanceSpec:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "spec.yaml"
+        path.write_text(text)
+        return load_spec(path)
+
+
 @pytest.fixture
-def judge(tmp_path: Path) -> SpecJudge:
-    path = tmp_path / "spec.yaml"
-    path.write_text(SPEC)
-    return SpecJudge(load_spec(path))
+def judge() -> SpecJudge:
+    return SpecJudge(load_spec_text(SPEC))
 
 
 @pytest.fixture
@@ -139,3 +145,30 @@ def test_steady_run_stops_after_min_s_and_passes(judge: SpecJudge, target: tuple
     assert result.stop is not None and result.stop.kind == "steady", result.stop
     assert rule.min_s <= result.stop.at_s <= runtime_s / 2, result.stop.sentence()
     assert all(v.passed for v in verdicts), [(v.criterion, v.detail) for v in verdicts if not v.passed]
+
+
+def test_vdbench_steady_run_stops_too(local_lab: Lab, local_run: Run, local_array: LocalArray) -> None:
+    """vdbench publishes its flatfile's interval rows (the run's total): a fixed-rate run is steady and stops after min_s."""
+    from iogate.engines.vdbench import health
+    from iogate.engines.vdbench.runner import VdbenchEngine
+    from iogate.hosts.connectors.block import BlockConnector
+    from iogate.hosts.guard import Guard
+    from iogate.hosts.initiator import Initiator
+    from selftests.vdbench_home import require_vdbench
+
+    home = require_vdbench()
+    volume = local_array.create_volume("early-vd", 64 << 20)
+    guard = Guard()
+    guard.admit(volume.identity)
+    initiator = Initiator.from_config(local_lab.hosts[0])
+    connection = BlockConnector(local_lab.protocol("block"), local_run).connect(initiator, volume)
+    engine = VdbenchEngine(local_run, {initiator.name: initiator}, guard, str(home), tolerated_warnings=(health.CPU_WARNING,))
+    runtime_s = 60.0
+    workload = WorkloadSpec("vm", read_pct=50, random_pct=100, bs=4 << 10, iodepth=1, rate_iops=100, runtime_s=runtime_s, ramp_s=2)
+    rule = SteadyStop(mode="steady", min_s=10, round_s=2)
+    family = SpecJudge(load_spec_text(SPEC)).family("baseline")
+    result = run_watched(engine, RunPlan("early-vd", (JobSpec("vm1", workload, connection),)),
+                         point_watch(family, runtime_s, steady=rule, hosts={initiator.name}))
+    assert result.stop is not None and result.stop.kind == "steady", result.stop
+    assert rule.min_s <= result.stop.at_s <= runtime_s / 2, result.stop.sentence()
+    assert result.total_iops > 0 and result.errors == 0
