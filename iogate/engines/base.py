@@ -48,6 +48,11 @@ class LoadControl:
         if self.live is not None and samples and self.live.feed(host, samples):
             self.request_stop()
 
+    def publish_errors(self, host: str, failed: Mapping[str, int]) -> None:
+        """Jobs of one host that reported an I/O error so far (job -> errno), as the engine sees them live."""
+        if self.live is not None and failed and self.live.errors(host, failed):
+            self.request_stop()
+
     # -- the engine's side -----------------------------------------------------------
     def measuring(self, since_ms: int | None = None) -> None:
         """The measured phase began at `since_ms` (default: now). Only the first call counts."""
@@ -76,6 +81,8 @@ class LiveListener(Protocol):
     """Reads intervals while the point runs; True = stop the load now."""
 
     def feed(self, host: str, samples: Sequence[Sample]) -> bool: ...
+
+    def errors(self, host: str, failed: Mapping[str, int]) -> bool: ...
 
 
 class Engine(Protocol):

@@ -27,10 +27,10 @@ from __future__ import annotations
 import dataclasses
 import math
 import threading
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from iogate.judging.family_rules import own_checks, rule_checks
-from iogate.judging.monotonic import Doomed, LiveContext, live_checks
+from iogate.judging.monotonic import Doomed, LiveContext, error_limit, live_checks
 from iogate.judging.spec import FamilySpec
 from iogate.judging.steady_stop import SteadyStop, judge
 from iogate.metrics.types import ALL_JOBS, RunResult, RunStop, Sample, Series
@@ -40,9 +40,12 @@ class PointWatch:
     """LoadControl's live listener for one run point (iogate.engines.base.LiveListener)."""
 
     def __init__(self, *, planned_s: float, checks: Sequence[tuple[str, Doomed]] = (), steady: SteadyStop | None = None,
-                 fail_fast: bool = True, hosts: Collection[str] = (), interval_ms: int = 1000) -> None:
+                 fail_fast: bool = True, hosts: Collection[str] = (), interval_ms: int = 1000,
+                 error_limit: tuple[str, int] | None = None) -> None:
         self.planned_s = planned_s
         self.checks = list(checks) if fail_fast else []
+        self.error_limit = error_limit if fail_fast else None
+        self.failed: dict[tuple[str, str], int] = {}  # (host, job) -> errno reported live
         self.steady = steady if steady is not None and steady.steady else None
         self.hosts = frozenset(hosts)
         self.interval_ms = interval_ms
@@ -61,7 +64,26 @@ class PointWatch:
             self.latest_ms[host] = max([self.latest_ms.get(host, 0), *(s.t_ms for s in samples)])
             if self.decision is None:
                 self._decide()
+            if self.decided_ms == 0:  # decided on errors: stop at once
+                return True
             return self.decided_ms is not None and self._common_end() >= self.decided_ms + self.interval_ms
+
+    def errors(self, host: str, failed: Mapping[str, int]) -> bool:
+        """Take one host's jobs that reported an I/O error; True once more failed than the error check allows
+        (the verdict comes from the final results, which hold every error: no interval margin is needed)."""
+        with self._lock:
+            for job, errno in failed.items():
+                self.failed.setdefault((host, job), errno)
+            if self.decision is None and self.error_limit is not None and len(self.failed) > self.error_limit[1]:
+                name, bound = self.error_limit
+                jobs = ", ".join(f"{h}/{j} (error {e})" for (h, j), e in sorted(self.failed.items())[:5])
+                start = min((s.t_ms for s in self.samples), default=0) - self.interval_ms
+                end = self._common_end()
+                measured_s = max(math.floor((end - start) / self.interval_ms), 0) if self.samples and end else 0
+                self.decision = RunStop("fail_fast", float(measured_s), self.planned_s,
+                                        f"{name}: {len(self.failed)} job(s) reported I/O errors, at most {bound} allowed: {jobs}")
+                self.decided_ms = 0
+            return self.decision is not None and self.decided_ms == 0
 
     def _common_end(self) -> int:
         if ALL_JOBS in self.latest_ms:  # an engine that sees only the run's total publishes every host at once
@@ -114,5 +136,6 @@ class PointWatch:
 def point_watch(family: FamilySpec, planned_s: float, *, fail_fast: bool = True, steady: SteadyStop | None = None,
                 context: LiveContext | None = None, hosts: Collection[str] = ()) -> PointWatch:
     """The watch of a run point judged by `family`: its monotonic checks (own and the rules) may fail it fast."""
-    checks = live_checks([*own_checks(family), *rule_checks(family)], context or LiveContext())
-    return PointWatch(planned_s=planned_s, checks=checks, steady=steady, fail_fast=fail_fast, hosts=hosts)
+    every = [*own_checks(family), *rule_checks(family)]
+    return PointWatch(planned_s=planned_s, checks=live_checks(every, context or LiveContext()), steady=steady, fail_fast=fail_fast,
+                      hosts=hosts, error_limit=error_limit(every))

@@ -13,8 +13,10 @@ can still change either way and never stop a run.
 * no_stall: a silent span already as long as the judged span at the *slowest*
   rate the job can still end at (the I/Os done so far over the planned time):
   the final judge's span, at the job's real (higher or equal) rate, is no longer.
-* no_io_errors is monotonic too (errors only add up), but the interval feed
-  carries no error counts: it is judged at the end (listed as not observable live).
+* no_io_errors: errors only add up: more jobs reporting an error than
+  max_errors allows (LoadControl.publish_errors: fio's status reports name each
+  job's errno) can no longer pass (`error_limit`). A job that did no I/O at all
+  and verify failures of a later pass are judged at the end.
 """
 
 from __future__ import annotations
@@ -29,8 +31,8 @@ from iogate.metrics.grid import per_vm
 from iogate.metrics.resample import resample
 from iogate.metrics.types import ALL_JOBS, Series
 
-# Monotonic, but the live feed cannot see them: judged after the run only.
-NOT_OBSERVABLE_LIVE = frozenset({no_io_errors.NAME})
+# Monotonic, judged live on the engines' error reports rather than on intervals (error_limit).
+ON_ERRORS = frozenset({no_io_errors.NAME})
 
 
 @dataclass(frozen=True)
@@ -103,7 +105,17 @@ MONOTONIC: dict[str, Callable[[Check, LiveContext], Doomed | None]] = {
 
 
 def is_monotonic(criterion: str) -> bool:
-    return criterion in MONOTONIC or criterion in NOT_OBSERVABLE_LIVE
+    return criterion in MONOTONIC or criterion in ON_ERRORS
+
+
+def error_limit(checks: Sequence[Check]) -> tuple[str, int] | None:
+    """(check name, max_errors) of the check on I/O errors, if any: more failing jobs than that can no longer pass."""
+    for check in checks:
+        if check.criterion in ON_ERRORS:
+            params = check.params
+            assert isinstance(params, no_io_errors.Params)
+            return check.name, params.max_errors
+    return None
 
 
 def live_checks(checks: Sequence[Check], context: LiveContext) -> list[tuple[str, Doomed]]:

@@ -105,3 +105,21 @@ def test_status_reports_become_whole_intervals_after_the_ramp_reset() -> None:
     samples = first + rest
     assert [(s.t_ms - T0, round(s.iops)) for s in samples] == [(2000, 500), (3000, 500), (4000, 600)]
     assert samples[-1].clat_mean_ns is not None and round(samples[-1].clat_mean_ns) == 3_333_333
+
+
+def test_io_errors_past_the_bound_stop_at_once_and_only_with_fail_fast() -> None:
+    watch = point_watch(_family(), 60)  # the no_errors rule: max_errors 0
+    assert _feed(watch, [500.0] * 3) is None
+    assert watch.errors("h1", {"vm": 5})
+    assert watch.decision is not None and "no_errors" in watch.decision.detail and "h1/vm (error 5)" in watch.decision.detail
+    assert watch.feed("h1", [_second(4, 500.0)]), "once decided on errors every later feed says stop"
+    relaxed = point_watch(_family(), 60, fail_fast=False)
+    assert not relaxed.errors("h1", {"vm": 5}) and relaxed.decision is None
+
+
+def test_the_status_tail_names_the_jobs_fio_reports_an_error_for() -> None:
+    tail = StatusTail("h1", {"w": (Dir.READ,)}, first_elapsed_s=2)
+    report = json.loads(_report(T0 + 2000, 3, 1000, 500, 2e6))
+    report["jobs"][0]["error"] = 5
+    tail.feed(json.dumps(report))
+    assert tail.failed == {"w": 5}

@@ -74,6 +74,7 @@ class StatusTail:
         self.points: dict[tuple[str, Dir], list[tuple[int, float, float]]] = {}
         self.emitted: dict[tuple[str, Dir], int] = {}
         self.confirmed: set[str] = set()
+        self.failed: dict[str, int] = {}  # job -> the errno fio reported for it (any report, ramp included)
         self._text = ""
 
     def feed(self, chunk: str) -> list[Sample]:
@@ -93,6 +94,9 @@ class StatusTail:
         for name, clones in per_job.items():
             if name not in self.dirs:
                 continue
+            errno = next((int(c.get("error", 0)) for c in clones if int(c.get("error", 0))), 0)
+            if errno:
+                self.failed.setdefault(name, errno)
             runtime = min(int(c.get("job_runtime", 0)) for c in clones)
             if runtime <= 0 or min(int(c.get("elapsed", 0)) for c in clones) < self.first_elapsed_s:
                 continue

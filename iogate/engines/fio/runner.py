@@ -294,6 +294,8 @@ def _feed_live(initiator: Initiator, path: str, tail: StatusTail, control: LoadC
         samples = tail.feed(data.decode(errors="replace"))
         if samples and not control.stop_requested:
             control.publish(initiator.name, samples)
+        if tail.failed and not control.stop_requested:
+            control.publish_errors(initiator.name, tail.failed)
 
 
 def _targets(jobs: list[JobSpec]) -> str:
