@@ -31,6 +31,11 @@ from iogate.metrics.grid import per_vm
 from iogate.metrics.resample import resample
 from iogate.metrics.types import ALL_JOBS, Series
 
+# The live feed interpolates an engine's status reports (fio: ~1 s apart), so a bucket's live figure may differ from
+# the final logs' by a fraction of an interval's I/Os: a live miss counts only this far below the floor, so a point is
+# never stopped on a miss the final judge would not see.
+LIVE_MARGIN = 0.02
+
 # Monotonic, judged live on the engines' error reports rather than on intervals (error_limit).
 ON_ERRORS = frozenset({no_io_errors.NAME})
 
@@ -64,7 +69,7 @@ def _targets_doomed(check: Check, context: LiveContext) -> Doomed | None:
             if target is None:
                 continue
             floor = (1 - params.tolerance) * target
-            missed = [n for n, (_, iops, _) in enumerate(rows, 1) if iops < floor]
+            missed = [n for n, (_, iops, _) in enumerate(rows, 1) if iops < floor * (1 - LIVE_MARGIN)]
             if missed and planned - len(missed) < params.min_fraction * planned:
                 n = missed[-1]
                 return (f"{check.name}: {host}/{job} missed its target (floor {floor:.4g} IOPS) in {len(missed)} of "
