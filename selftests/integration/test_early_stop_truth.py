@@ -69,7 +69,7 @@ def load_spec_text(text: str) -> AcceptanceSpec:
 
 
 @pytest.fixture
-def judge() -> SpecJudge:
+def spec_judge() -> SpecJudge:
     return SpecJudge(load_spec_text(SPEC))
 
 
@@ -98,7 +98,7 @@ def _verdict(verdicts: list[Verdict], name: str) -> Verdict:
     return next(v for v in verdicts if v.criterion == name)
 
 
-def test_late_drift_is_not_stopped_before_it_and_fails(judge: SpecJudge, target: tuple[LocalArray, FioEngine, Connection]) -> None:
+def test_late_drift_is_not_stopped_before_it_and_fails(spec_judge: SpecJudge, target: tuple[LocalArray, FioEngine, Connection]) -> None:
     array, engine, connection = target
     runtime_s = 30.0
     drift_s = 0.7 * runtime_s
@@ -110,7 +110,7 @@ def test_late_drift_is_not_stopped_before_it_and_fails(judge: SpecJudge, target:
 
     thread = threading.Thread(target=drift, daemon=True)
     thread.start()
-    result, verdicts = _tiles(judge, engine, _vm(connection, runtime_s, TARGET), fail_fast=True, control=control)
+    result, verdicts = _tiles(spec_judge, engine, _vm(connection, runtime_s, TARGET), fail_fast=True, control=control)
     thread.join()
     assert result.stop is not None
     held = _verdict(verdicts, "targets_held")
@@ -120,12 +120,12 @@ def test_late_drift_is_not_stopped_before_it_and_fails(judge: SpecJudge, target:
     assert result.stop.at_s < runtime_s
 
 
-def test_early_miss_fail_fasts_with_the_full_runs_verdict(judge: SpecJudge, target: tuple[LocalArray, FioEngine, Connection]) -> None:
+def test_early_miss_fail_fasts_with_the_full_runs_verdict(spec_judge: SpecJudge, target: tuple[LocalArray, FioEngine, Connection]) -> None:
     array, engine, connection = target
     array.set_qos(connection.volume, LOW)
     runtime_s = 30.0
-    early, early_verdicts = _tiles(judge, engine, _vm(connection, runtime_s, TARGET), fail_fast=True)
-    full, full_verdicts = _tiles(judge, engine, _vm(connection, runtime_s, TARGET), fail_fast=False)
+    early, early_verdicts = _tiles(spec_judge, engine, _vm(connection, runtime_s, TARGET), fail_fast=True)
+    full, full_verdicts = _tiles(spec_judge, engine, _vm(connection, runtime_s, TARGET), fail_fast=False)
     assert early.stop is not None and full.stop is not None
     assert early.stop.kind == "fail_fast" and early.stop.at_s <= 12, early.stop.sentence()
     assert "the verdict could no longer pass" in early.stop.sentence()
@@ -134,21 +134,21 @@ def test_early_miss_fail_fasts_with_the_full_runs_verdict(judge: SpecJudge, targ
     assert not _verdict(early_verdicts, "targets_held").passed
 
 
-def test_steady_run_stops_after_min_s_and_passes(judge: SpecJudge, target: tuple[LocalArray, FioEngine, Connection]) -> None:
+def test_steady_run_stops_after_min_s_and_passes(spec_judge: SpecJudge, target: tuple[LocalArray, FioEngine, Connection]) -> None:
     _, engine, connection = target
     runtime_s = 60.0
     rule = SteadyStop(mode="steady", min_s=10, round_s=2)
     plan = _vm(connection, runtime_s, None)
-    watch = point_watch(judge.family("baseline"), runtime_s, steady=rule)
+    watch = point_watch(spec_judge.family("baseline"), runtime_s, steady=rule)
     result = run_watched(engine, plan, watch)
-    verdicts = judge.run("baseline", result)
+    verdicts = spec_judge.run("baseline", result)
     assert result.stop is not None and result.stop.kind == "steady", result.stop
     assert rule.min_s <= result.stop.at_s <= runtime_s / 2, result.stop.sentence()
     assert all(v.passed for v in verdicts), [(v.criterion, v.detail) for v in verdicts if not v.passed]
 
 
 def test_vdbench_steady_run_stops_too(local_lab: Lab, local_run: Run, local_array: LocalArray) -> None:
-    """vdbench publishes its flatfile's interval rows (the run's total): a fixed-rate run is steady and stops after min_s."""
+    """vdbench publishes its flatfile's interval rows (the run's total): a run held by its cap is steady and stops after min_s."""
     from iogate.engines.vdbench import health
     from iogate.engines.vdbench.runner import VdbenchEngine
     from iogate.hosts.connectors.block import BlockConnector
@@ -157,14 +157,14 @@ def test_vdbench_steady_run_stops_too(local_lab: Lab, local_run: Run, local_arra
     from selftests.vdbench_home import require_vdbench
 
     home = require_vdbench()
-    volume = local_array.create_volume("early-vd", 64 << 20)
+    volume = local_array.create_volume("early-vd", 64 << 20, HIGH)  # the cap holds IOPS and latency steady
     guard = Guard()
     guard.admit(volume.identity)
     initiator = Initiator.from_config(local_lab.hosts[0])
     connection = BlockConnector(local_lab.protocol("block"), local_run).connect(initiator, volume)
     engine = VdbenchEngine(local_run, {initiator.name: initiator}, guard, str(home), tolerated_warnings=(health.CPU_WARNING,))
     runtime_s = 60.0
-    workload = WorkloadSpec("vm", read_pct=50, random_pct=100, bs=4 << 10, iodepth=1, rate_iops=100, runtime_s=runtime_s, ramp_s=2)
+    workload = WorkloadSpec("vm", read_pct=100, random_pct=100, bs=4 << 10, iodepth=4, runtime_s=runtime_s, ramp_s=2)
     rule = SteadyStop(mode="steady", min_s=10, round_s=2)
     family = SpecJudge(load_spec_text(SPEC)).family("baseline")
     result = run_watched(engine, RunPlan("early-vd", (JobSpec("vm1", workload, connection),)),
