@@ -42,6 +42,7 @@ from iogate.lab import Lab
 from iogate.metrics.types import RunResult
 from iogate.run import Run
 from iogate.verdict import Verdict
+from selftests.bench.conftest import CLOSING
 
 FAMILY = "baseline"
 RUNTIME_S, RAMP_S = 60.0, 2.0
@@ -93,7 +94,9 @@ def test_early_stop_gives_the_same_verdicts_in_a_fraction_of_the_time(local_lab:
         print()
         _show(f"family {FAMILY}, fixed {RUNTIME_S:g} s", fixed, fixed_verdicts, fixed_s)
         _show(f"family {FAMILY}, early stop ({STEADY.model_dump(exclude_defaults=True)})", early, early_verdicts, early_s)
-        print(f"early stop: same verdicts: {'yes' if same else 'no'}, time ratio = {ratio:.2f}")
+        line = f"early stop: same verdicts: {'yes' if same else 'no'}, time ratio = {ratio:.2f}"
+        print(line)
+    CLOSING.append(line)
     assert same, "early stop changed a verdict"
     assert early.stop is not None and early.stop.kind == "steady" and early.stop.at_s >= STEADY.min_s
     assert ratio <= MAX_RATIO
