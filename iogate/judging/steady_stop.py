@@ -71,6 +71,8 @@ def judge(series: Series, rule: SteadyStop) -> tuple[bool, int, str]:
         if not part.samples:
             continue
         iops, latency = rounds(part.totals(), per_round)
+        if not any(iops):
+            continue  # a direction the load does not do (vdbench reports a read-only run's writes as 0)
         count = max(count, len(iops))
         if len(iops) < rule.window_rounds:
             return False, len(iops), f"{len(iops)} rounds, a window needs {rule.window_rounds}"
