@@ -153,8 +153,8 @@ calibrate: setup
 	$(PY) tools/calibrate.py --n $(N) --families $(FAMILIES) --rows criteria/local.calibration $(CALIBRATE_ARGS)
 
 bench: setup
-	$(PY) -m pytest selftests/bench $(PYTEST_ARGS)
 	$(PY) -m iogate.bench.overhead
+	$(PY) -m pytest selftests/bench $(PYTEST_ARGS)
 
 cleanup: $(STAMP)
 	$(PY) -m iogate cleanup

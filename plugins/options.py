@@ -42,6 +42,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--profile-file", default=None, help="YAML overriding the profile's durations and grids")
     group.addoption("--runtime", type=float, default=None, help="override: measured seconds per run point")
     group.addoption("--ramp", type=float, default=None, help="override: warmup seconds per run point")
+    group.addoption("--no-fail-fast", action="store_const", const=False, default=None, dest="fail_fast",
+                    help="run every point its planned time even when a check can no longer pass (docs/early-stop.md)")
     group.addoption("--engine", default=None,
                     help=f"load engine ({', '.join(sorted(registry.ENGINES))}; default: the lab file's `engine:`, else fio)")
     group.addoption("--criteria", default=None,
@@ -68,6 +70,7 @@ def pytest_configure(config: pytest.Config) -> None:
             Path(config.option.profile_file) if config.option.profile_file else None,
             runtime_s=config.option.runtime,
             ramp_s=config.option.ramp,
+            fail_fast=config.option.fail_fast,
         )
         labs = [open_lab(path, config.option.engine, config.option.criteria, profile) for path in lab_files(config.option.lab)]
         check_one_comparison(labs)

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
 from iogate.engines.workload import JobSpec, RunPlan
 from iogate.errors import HostError
 from iogate.lab import DEFAULT_LIVENESS, HostLiveness
-from iogate.metrics.types import JobResult, JobTarget, RunResult
+from iogate.metrics.types import JobResult, JobTarget, RunResult, Sample
 
 if TYPE_CHECKING:
     from iogate.hosts.guard import Guard
@@ -30,10 +30,28 @@ class LoadControl:
     run last as long as an event of unknown length (a resync) needs.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, live: LiveListener | None = None) -> None:
         self._measuring = threading.Event()
         self._stop = threading.Event()
         self.measuring_since_ms: int | None = None
+        # A live judge (iogate/judging/live.py PointWatch): fed each whole interval while the point runs;
+        # it may ask for the stop. Engines only publish; they never decide.
+        self.live = live
+
+    # -- the engine's side: the live interval feed ------------------------------------------
+    @property
+    def wants_intervals(self) -> bool:
+        return self.live is not None
+
+    def publish(self, host: str, samples: Sequence[Sample]) -> None:
+        """Whole intervals one host's engine just measured (epoch-stamped at their end, like the final series)."""
+        if self.live is not None and samples and self.live.feed(host, samples):
+            self.request_stop()
+
+    def publish_errors(self, host: str, failed: Mapping[str, int]) -> None:
+        """Jobs of one host that reported an I/O error so far (job -> errno), as the engine sees them live."""
+        if self.live is not None and failed and self.live.errors(host, failed):
+            self.request_stop()
 
     # -- the engine's side -----------------------------------------------------------
     def measuring(self, since_ms: int | None = None) -> None:
@@ -57,6 +75,14 @@ class LoadControl:
     @property
     def stop_requested(self) -> bool:
         return self._stop.is_set()
+
+
+class LiveListener(Protocol):
+    """Reads intervals while the point runs; True = stop the load now."""
+
+    def feed(self, host: str, samples: Sequence[Sample]) -> bool: ...
+
+    def errors(self, host: str, failed: Mapping[str, int]) -> bool: ...
 
 
 class Engine(Protocol):

@@ -66,6 +66,14 @@ def run_verdicts(family: FamilySpec, runs: RunResult | Iterable[RunResult], chec
     mine = own_checks(family) if checks is None else [c for c in checks if c.criterion not in RULE_CRITERIA]
     verdicts: list[Verdict] = []
     for run in items:
-        verdicts.extend(check.evaluate(run) for check in mine)
-        verdicts.extend(rule_verdicts(family, run))
+        verdicts.extend(stop_noted([check.evaluate(run) for check in mine], run))
+        verdicts.extend(stop_noted(rule_verdicts(family, run), run))
     return verdicts
+
+
+def stop_noted(verdicts: list[Verdict], run: RunResult) -> list[Verdict]:
+    """Verdicts on a run a live judge ended early (or that never reached steady state) say so, and why."""
+    stop = run.stop
+    if stop is None or stop.kind == "full":
+        return verdicts
+    return [dataclasses.replace(v, detail=f"{v.detail}; {stop.sentence()}" if v.detail else stop.sentence()) for v in verdicts]

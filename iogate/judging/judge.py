@@ -21,7 +21,7 @@ from iogate.judging import cases as case_names
 from iogate.judging import latency_bound, relative_to_baseline, steady_state
 from iogate.judging.events_family import event_checks, event_verdicts
 from iogate.judging.families import CURVE_CRITERIA, DATAPATH, ON_RUN, ON_TARGETS, SPEED, THROUGHPUT
-from iogate.judging.family_rules import own_checks, rule_verdicts, run_verdicts
+from iogate.judging.family_rules import own_checks, rule_verdicts, run_verdicts, stop_noted
 from iogate.judging.points import SweepPoint, comparands, expected_points
 from iogate.judging.scaling_family import datapath_verdict, run_rules, stepping_verdicts
 from iogate.judging.spec import AcceptanceSpec, Check, FamilySpec
@@ -88,7 +88,7 @@ class SpecJudge:
                     verdicts.append(dataclasses.replace(check.evaluate(only), criterion=f"{check.name}[{group}]"))
             else:
                 verdicts.append(check.evaluate(run))
-        return [*verdicts, *rule_verdicts(fam, run)]
+        return stop_noted([*verdicts, *rule_verdicts(fam, run)], run)
 
     # -- the IOgen KPIs --------------------------------------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from iogate.judging.steady_stop import SteadyStop
 from iogate.lab.yamlfile import load_model
 
 
@@ -31,6 +32,10 @@ class Profile:
     event_budget_s: float = 600
     # Grids a profile file replaces, by catalog key (sweep, kpi_parallelism, netapp): see iogate.procedures.
     grids: Mapping[str, Any] = field(default_factory=dict)
+    # Early stop (iogate/judging/live.py): a run point whose monotonic check can no longer pass stops (on by default);
+    # `stop` (a profile file's `stop: {mode: steady, min_s, max_s, round_s}`) lets a point end once steady.
+    fail_fast: bool = True
+    stop: SteadyStop | None = None
 
     def with_overrides(self, **overrides: Any) -> Profile:
         return replace(self, **{k: v for k, v in overrides.items() if v is not None})
@@ -54,13 +59,15 @@ class ProfileFile(BaseModel):
     grid: str | None = None
     event_budget_s: float | None = None
     grids: dict[str, Any] | None = None
+    fail_fast: bool | None = None
+    stop: SteadyStop | None = None
 
 
 def resolve_profile(name: str, path: Path | None = None, **overrides: Any) -> Profile:
     """A named profile, then a profile YAML's values, then command-line overrides."""
     if path is not None:
         spec = load_model(ProfileFile, path)
-        profile = PROFILES[spec.base].with_overrides(**spec.model_dump(exclude={"base"}))
+        profile = PROFILES[spec.base].with_overrides(**spec.model_dump(exclude={"base", "stop"}), stop=spec.stop)
     else:
         if name not in PROFILES:
             raise ValueError(f"unknown profile {name!r} (smoke, quick, full)")

@@ -17,6 +17,9 @@ from iogate.metrics.latency import LatencyHistogram
 # ended, and each clone of a process on its own (0-4 ms apart on an idle machine, more under load).
 # Up to this fraction of an interval late, a stamp still belongs to the interval it closes.
 JITTER_FRACTION = 0.1
+# A live interval feed that sees only the run's total (vdbench's flatfile while it runs) names its job so:
+# whole-run figures (steady state) read it; per-job checks (a stall, a VM's target) never do.
+ALL_JOBS = "*"
 
 
 class Dir(StrEnum):
@@ -227,6 +230,34 @@ class Series:
 
 
 @dataclass(frozen=True)
+class RunStop:
+    """Why and when a run point ended before its planned duration (iogate/judging/live.py), or that it ran it.
+
+    kind: "full" (ran its planned time), "fail_fast" (a check could no longer pass), "steady" (the
+    steady-state rule held after min_s), "never_steady" (ran to max_s without reaching steady state).
+    at_s/planned_s: measured seconds judged (whole intervals) and planned.
+    """
+
+    kind: str
+    at_s: float
+    planned_s: float
+    detail: str = ""
+
+    @property
+    def early(self) -> bool:
+        return self.kind in ("fail_fast", "steady")
+
+    def sentence(self) -> str:
+        if self.kind == "fail_fast":
+            return f"stopped at {self.at_s:g} s of {self.planned_s:g} s: the verdict could no longer pass ({self.detail})"
+        if self.kind == "steady":
+            return f"stopped at {self.at_s:g} s of {self.planned_s:g} s: {self.detail}"
+        if self.kind == "never_steady":
+            return f"ran {self.at_s:g} s of {self.planned_s:g} s and never reached steady state ({self.detail})"
+        return f"ran its planned {self.planned_s:g} s"
+
+
+@dataclass(frozen=True)
 class RunResult:
     """A whole run point: every job on every host, the merged totals and the series."""
 
@@ -237,6 +268,7 @@ class RunResult:
     end_ms: int
     artifacts: Mapping[str, str] = field(default_factory=dict)  # label -> path
     cpu_busy_pct: Mapping[str, float] = field(default_factory=dict)  # host -> CPU % during run
+    stop: RunStop | None = None  # set when a live judge watched the point (iogate/judging/live.py)
 
     def total(self, direction: Dir | str, jobs: Iterable[str] | None = None) -> Direction:
         """All jobs' (or the named jobs') direction merged: sums, weighted means, summed bins."""

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from iogate.metrics.types import Dir, Series
+from iogate.metrics.types import Dir, RunStop, Series
 from iogate.units import NS_PER_MS, NS_PER_US
 
 EventSpan = tuple[str, int, int]  # (label, start_ms, end_ms) on the epoch clock samples use
@@ -52,7 +52,8 @@ def _png(figure: Figure) -> bytes:
     return buffer.getvalue()
 
 
-def timeline_png(series: Series, events: Sequence[EventSpan] = (), *, start_ms: int | None = None, title: str = "") -> bytes:
+def timeline_png(series: Series, events: Sequence[EventSpan] = (), *, start_ms: int | None = None, title: str = "",
+                 stop: RunStop | None = None) -> bytes:
     """IOPS (top) and mean completion latency (bottom) per interval and direction.
 
     Intervals are every job's expected grid merged by time (Series.totals): a
@@ -60,6 +61,7 @@ def timeline_png(series: Series, events: Sequence[EventSpan] = (), *, start_ms: 
 
     `start_ms` is the measurement start (RunResult.start_ms); by default the start
     of the first interval. Event spans outside the plotted range are clipped.
+    `stop`: where and why a live judge ended the point (iogate/judging/live.py), a marked vertical line.
     """
     per_direction = {d: series.where(dir=d).totals() for d in Dir}
     per_direction = {d: rows for d, rows in per_direction.items() if rows}
@@ -88,6 +90,14 @@ def timeline_png(series: Series, events: Sequence[EventSpan] = (), *, start_ms: 
         # Label in axes-fraction height so it stays inside the plot whatever the IOPS scale.
         iops_axes.annotate(label, (begin_s, 0.97), xycoords=iops_axes.get_xaxis_transform(), xytext=(3, 0),
                            textcoords="offset points", fontsize=8, color=colour, verticalalignment="top", annotation_clip=False)
+
+    if stop is not None and stop.kind != "full":
+        for axes in (iops_axes, latency_axes):
+            axes.axvline(stop.at_s, color="black", linestyle="--", linewidth=1.0)
+        words = {"fail_fast": "fail-fast", "steady": "steady", "never_steady": "never steady"}.get(stop.kind, stop.kind)
+        iops_axes.annotate(f"stopped at {stop.at_s:g} s of {stop.planned_s:g} s: {words}", (stop.at_s, 0.97),
+                           xycoords=iops_axes.get_xaxis_transform(), xytext=(-3, 0), textcoords="offset points", fontsize=8,
+                           horizontalalignment="right", verticalalignment="top", annotation_clip=False)
 
     iops_axes.set_ylabel("IOPS")
     iops_axes.set_ylim(bottom=0)

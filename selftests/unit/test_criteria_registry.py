@@ -12,7 +12,7 @@ from iogate.judging.params import CriterionParams
 from iogate.verdict import Unit, Verdict
 
 HELPERS = {"common", "params", "points", "registry", "spec", "outcome", "families", "events_family", "scaling_family",
-           "family_rules", "cases", "judge", "evidence", "regression", "validity"}
+           "family_rules", "cases", "judge", "evidence", "regression", "validity", "live", "monotonic", "steady_stop"}
 
 
 def test_every_criterion_module_is_registered_under_its_name() -> None:

@@ -156,7 +156,7 @@ def test_an_old_store_is_migrated_and_its_rows_are_never_a_pass(tmp_path: Path) 
                                      verdicts=[Verdict("iops_min", True, 2.0, 1.0, Unit.IOPS)], started_at=2.0))
     assert [p.run_id for p in store.history("t", PARAMS, passed_only=True)] == ["new"]
     with sqlite3.connect(path) as db:
-        assert db.execute("PRAGMA user_version").fetchone() == (3,)
+        assert db.execute("PRAGMA user_version").fetchone() == (4,)
         assert db.execute("SELECT run_id, passed FROM run_points ORDER BY id").fetchall() == [("old", None), ("new", 1)]
     with pytest.raises(StoreError, match="never written"):
         store.add(old)  # a row read from an old store is not written back as if its outcome were known

@@ -31,6 +31,7 @@ from testinfra.backend.base import CommandResult
 from iogate.engines.base import HostEngine, LoadControl, StatusObserver, job_target, with_targets
 from iogate.engines.fio import jobfile, parse
 from iogate.engines.fio.aborts import abort_message, interrupted_message
+from iogate.engines.fio.live import StatusTail, planned_dirs
 from iogate.engines.workload import JobSpec, RunPlan
 from iogate.errors import EngineError, HostError
 from iogate.hosts import processes
@@ -132,9 +133,11 @@ class FioEngine(HostEngine):
         limit_s = int(max(j.workload.runtime_s + j.workload.ramp_s for j in jobs)) + GRACE_S
         # Live status only where the output file can be watched as it grows (this machine).
         watch = self.observer is not None and initiator.is_local
+        # A live judge reads fio's status reports (engines/fio/live.py): one each second, here or on the host.
+        live = control is not None and control.wants_intervals
         command = (
             f"cd {shlex.quote(work)} && {join}exec timeout --kill-after={KILL_AFTER_S} {limit_s} "
-            f"fio --output-format=json+ --output=out.json {'--status-interval=1 ' if watch else ''}{shlex.quote(job_path)}"
+            f"fio --output-format=json+ --output=out.json {'--status-interval=1 ' if watch or live else ''}{shlex.quote(job_path)}"
         )
         entry = processes.journal(self.run.ledger, initiator, f"fio on {initiator.name}", job_path)
         busy0, total0 = initiator.cpu_ticks()
@@ -147,6 +150,9 @@ class FioEngine(HostEngine):
             ramp_s = max(j.workload.ramp_s for j in jobs)
             steer = _Steer(initiator, job_path, f"{work}/out.json", ramp_s, control, stop)
             watchers.append(threading.Thread(target=steer.run, daemon=True))
+        if control is not None and live:
+            tail = StatusTail(initiator.name, planned_dirs(jobs), math.ceil(max(j.workload.ramp_s for j in jobs)) + 1)
+            watchers.append(threading.Thread(target=_feed_live, args=(initiator, f"{work}/out.json", tail, control, stop), daemon=True))
         for watcher in watchers:
             watcher.start()
         started_s = time.monotonic()
@@ -271,6 +277,27 @@ class FioEngine(HostEngine):
             artifacts=artifacts,
             cpu_busy_pct={o.host: o.cpu_busy_pct for o in outcomes},
         )
+
+
+def _feed_live(initiator: Initiator, path: str, tail: StatusTail, control: LoadControl, done: threading.Event) -> None:
+    """Read what fio appended to its output file each second; publish the whole intervals it completes."""
+    offset = 0
+    while not done.wait(1.0):
+        if initiator.is_local:
+            try:
+                with open(path, "rb") as handle:
+                    handle.seek(offset)
+                    data = handle.read()
+            except OSError:
+                continue
+        else:
+            data = initiator.run_unchecked("tail -c +%s %s", str(offset + 1), path).stdout.encode()
+        offset += len(data)
+        samples = tail.feed(data.decode(errors="replace"))
+        if samples and not control.stop_requested:
+            control.publish(initiator.name, samples)
+        if tail.failed and not control.stop_requested:
+            control.publish_errors(initiator.name, tail.failed)
 
 
 def _targets(jobs: list[JobSpec]) -> str:

@@ -40,7 +40,7 @@ from testinfra.backend.base import CommandResult
 from iogate.engines.base import HostEngine, LoadControl, with_targets
 from iogate.engines.vdbench import errorlog, health, parmfile
 from iogate.engines.vdbench.clock import Clock, clock_of
-from iogate.engines.vdbench.flatfile import parse_rows
+from iogate.engines.vdbench.flatfile import parse_rows, stats
 from iogate.engines.vdbench.locate import vdbench_home
 from iogate.engines.vdbench.netns_master import (
     MASTER_SUBNET_BASE,
@@ -61,9 +61,10 @@ from iogate.hosts.guard import Guard, distinct
 from iogate.hosts.initiator import Initiator
 from iogate.hosts.workdir import RemoteWorkdir
 from iogate.lab import HostConfig
-from iogate.metrics.types import RunResult
+from iogate.metrics.types import ALL_JOBS, Dir, RunResult, Sample
 from iogate.run import Run
 from iogate.run.resources import marker_pids, release
+from iogate.units import ms_to_ns
 
 # JVM start, slave connect and report writing take ~5-10 s around the run itself.
 GRACE_S = 120
@@ -365,10 +366,27 @@ class _Steer:
                 self.control.measuring(since_ms)
             elif self.done.wait(0.5):
                 return
+        published = self.row_before_window  # the last interval row fed to a live judge
         while not self.done.is_set():
-            if self.control.wait_stop(0.2):
+            if self.control.wait_stop(0.2 if not self.control.wants_intervals else 1.0):
                 self.initiator.run_unchecked("echo end_vdbench > %s", self.monitor)
                 return
+            if self.control.wants_intervals:
+                published = self._publish(published)
+
+    def _publish(self, after: int) -> int:
+        """Feed the live judge the run's interval rows past `after` (totals only: the flatfile has no per-job rows)."""
+        text = self.initiator.run_unchecked("cat %s 2>/dev/null", self.flatfile).stdout
+        rows = [r for r in parse_rows(text, clock=self.clock) if r.run == RD_NAME and r.interval.isdigit() and int(r.interval) > after]
+        samples = []
+        for row in rows:
+            figures = stats(row)
+            for direction, iops, resp_ms in ((Dir.READ, figures.read_iops, figures.read_resp_ms),
+                                             (Dir.WRITE, figures.write_iops, figures.write_resp_ms)):
+                samples.append(Sample(row.t_ms, ALL_JOBS, ALL_JOBS, direction, iops, ms_to_ns(resp_ms) if iops else None))
+        if samples:
+            self.control.publish(ALL_JOBS, samples)  # every host's I/O in one row
+        return max([after, *(int(r.interval) for r in rows)])
 
     def _window_start_ms(self) -> int | None:
         if self.clock is None or self.clock.zone is None:
