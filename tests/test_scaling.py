@@ -36,7 +36,6 @@ from fixtures.scaling import attach_step_tables, host_targets
 from fixtures.session import LabSession, per_lab
 from iogate.engines.workload import WorkloadSpec
 from iogate.errors import EngineError, HostError
-from iogate.judging.families import SLOW_HOST
 from iogate.procedures import scaling
 
 # The VAST-style schedule, one workload per line (runtime and ramp come from the run profile).
@@ -104,9 +103,8 @@ def test_client_stepping(schedule_line, lab, request, connect, measure, judge, p
                       attachment_type=allure.attachment_type.TEXT)
     if results and results[-1].step == steps[-1]:
         all_hosts_steps.keep(workload, results[-1])  # the last incremental step runs every host
-    slow = spec.for_family("scaling").checks.get(SLOW_HOST)  # the chart draws the spec's slow-host line
     table = attach_step_tables(results, run.path("scaling"), workload.name, limit_bytes_per_s=lab.datapath_limit_bytes_per_s,
-                               slow_below_pct=slow.bound("tolerance_pct") if slow else None)
+                               spec=spec)
     print(f"\nclient stepping {workload.name} ({table}):")
     for row in scaling.step_rows(results):
         print(f"  {row['step']:>10}: {row['cluster_mb_per_s']:9.1f} MB/s {row['cluster_iops']:10.0f} IOPS "
