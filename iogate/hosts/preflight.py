@@ -113,9 +113,18 @@ def clock_problem(host: str, host_ns: int, before_ns: int, after_ns: int, max_of
     return None
 
 
+LOGIN_TIMEOUT_S = 30.0  # ssh's own ConnectTimeout for lab hosts
+
+
 def check_host(initiator: Initiator, expected_fio: str, max_clock_offset_ms: float = DEFAULT_MAX_CLOCK_OFFSET_MS,
                fio_server_port: int | None = None) -> HostCheck:
     """Probe one host (one round trip); never raises, problems are listed."""
+    # A fresh login first: a host's commands may ride a shared ssh master (netns hosts), which outlives a dead
+    # sshd; the run still needs new logins (fio servers, liveness), so a host that refuses them is named here.
+    refused = initiator.probe(LOGIN_TIMEOUT_S)
+    if refused is not None:
+        return HostCheck(host=initiator.name, reachable=False,
+                         problems=(f"host {initiator.name}: cannot run commands: a new login failed: {refused}",))
     before_ns = time.time_ns()
     try:
         done = initiator.run(_PROBE)

@@ -159,7 +159,7 @@ def test_run_problem_names_host_and_version() -> None:
 
 @dataclass
 class _Host:
-    """What check_host uses of an Initiator: its name, config and one probe round trip."""
+    """What check_host uses of an Initiator: its name, config, a fresh login and one probe round trip."""
 
     name: str
     fio: str
@@ -167,6 +167,9 @@ class _Host:
     @property
     def config(self) -> HostConfig:
         return HostConfig(name=self.name, address="192.0.2.1")
+
+    def probe(self, _timeout_s: float) -> str | None:
+        return None  # a fresh login succeeds
 
     def run(self, _script: str) -> Said:
         return Said(stdout=f"clock_ns={time.time_ns()}\nkernel=6.1\nfio={self.fio}\ncpus=2\n")
