@@ -274,19 +274,7 @@ def stream_host_jobs(entries: Iterable[Mapping[str, Any]], host_by_client: Mappi
     is read (parse.parse_entry): the raw json+ of one entry at a time is all that is held. Hosts come
     in host_by_client's order once every entry is read; an entry of an unknown client, or a host
     without results, is an EngineError naming it (as split_by_host)."""
-    by_server = {_server_of(client): host for client, host in host_by_client.items()}
-    per_host: dict[str, list[parse.JobEntry]] = {host: [] for host in host_by_client.values()}
-    for entry in entries:
-        if entry.get("jobname") == AGGREGATE_JOB:
-            continue
-        host = _host_of(entry, by_server)
-        if host is None:
-            client = f"{entry.get('hostname', '')},{entry.get('port', '?')}"
-            raise EngineError(f"{source}: job {entry.get('jobname')!r} from unknown client {client!r} (known: {sorted(host_by_client)})")
-        per_host[host].append(parse.parse_entry(entry))
-    missing = [host for host, parsed in per_host.items() if not parsed]
-    if missing:
-        raise EngineError(f"{source}: no results for host(s) {', '.join(sorted(missing))}")
+    per_host = _group_by_host(entries, host_by_client, source, parse.parse_entry)
     for host in list(per_host):
         parsed = per_host.pop(host)
         yield HostJobs(host, parse.jobs_of_entries(parsed, host), max(p.runtime_ms for p in parsed))
@@ -294,17 +282,24 @@ def stream_host_jobs(entries: Iterable[Mapping[str, Any]], host_by_client: Mappi
 
 def split_by_host(data: Mapping[str, Any], host_by_client: Mapping[str, str], source: str = "fio client output") -> dict[str, list[dict]]:
     """client_stats entries per lab host (the "All clients" aggregate dropped)."""
-    per_host: dict[str, list[dict]] = {host: [] for host in host_by_client.values()}
+    return _group_by_host(data["client_stats"], host_by_client, source, lambda entry: entry)  # type: ignore[return-value]
+
+
+def _group_by_host(entries: Iterable[Mapping[str, Any]], host_by_client: Mapping[str, str], source: str,
+                   reduce: Callable[[Mapping[str, Any]], T]) -> dict[str, list[T]]:
+    """Each client entry reduced as it is read and grouped by lab host, in host_by_client's order (the "All
+    clients" aggregate dropped); an entry of an unknown client, or a host without results, is an EngineError."""
     by_server = {_server_of(client): host for client, host in host_by_client.items()}
-    for entry in data["client_stats"]:
+    per_host: dict[str, list[T]] = {host: [] for host in host_by_client.values()}
+    for entry in entries:
         if entry.get("jobname") == AGGREGATE_JOB:
             continue
         host = _host_of(entry, by_server)
         if host is None:
             client = f"{entry.get('hostname', '')},{entry.get('port', '?')}"
             raise EngineError(f"{source}: job {entry.get('jobname')!r} from unknown client {client!r} (known: {sorted(host_by_client)})")
-        per_host[host].append(entry)
-    missing = [host for host, entries in per_host.items() if not entries]
+        per_host[host].append(reduce(entry))
+    missing = [host for host, grouped in per_host.items() if not grouped]
     if missing:
         raise EngineError(f"{source}: no results for host(s) {', '.join(sorted(missing))}")
     return per_host
