@@ -84,8 +84,16 @@ def judged_span_ms(rate_iops: float, params: Params) -> float:
     return max(floor_ms, params.min_ios / rate_iops * 1000.0) if rate_iops > 0 else floor_ms
 
 
-def silent_spans(intervals: Sequence[Interval], interval_ms: int) -> list[tuple[int, int]]:
-    """Maximal runs of consecutive intervals with no completed I/O, as (start_ms, end_ms)."""
+def silent_spans(intervals: Sequence[Interval], interval_ms: int, *, from_ms: int | None = None) -> list[tuple[int, int]]:
+    """Maximal runs of consecutive intervals with no completed I/O, as (start_ms, end_ms); with `from_ms` (the
+    measured window's start) no span begins before it, and one that ends by then is no span at all.
+
+    A job's grid may begin up to an interval before the run's measured start (iogate.metrics.grid: its phase,
+    bounded by the span's start plus jitter), and a job of one fio process may start measuring later than the
+    process' first job (each job resets its clock when it sees its own ramp end: a throttled job sees it late),
+    while every job's span starts with the first: the seconds before such a job measured read as 0 IOPS. Only
+    the measured window is judged, so silence before it never counts (`-0.587-1.413 s` was a job that started
+    1.4 s late, not a stall)."""
     spans: list[tuple[int, int]] = []
     start: int | None = None
     previous_end: int | None = None
@@ -99,7 +107,9 @@ def silent_spans(intervals: Sequence[Interval], interval_ms: int) -> list[tuple[
         previous_end = t_ms
     if start is not None and previous_end is not None:
         spans.append((start, previous_end))
-    return spans
+    if from_ms is None:
+        return spans
+    return [(max(start, from_ms), end) for start, end in spans if end > from_ms]
 
 
 def stalls(run: RunResult, params: Params, windows: Sequence[Window] = ()) -> tuple[list[Stall], int, float]:
@@ -116,7 +126,7 @@ def stalls(run: RunResult, params: Params, windows: Sequence[Window] = ()) -> tu
         span_ms = judged_span_ms(rate, params)
         # A span of whole intervals: an interval is the finest the series sees, so round the judged span up to it.
         needed_ms = math.ceil(span_ms / interval_ms - 1e-9) * interval_ms
-        for start, end in silent_spans(intervals, interval_ms):
+        for start, end in silent_spans(intervals, interval_ms, from_ms=run.start_ms):
             worst = max(worst, (end - start) / needed_ms)
             if end - start >= needed_ms:
                 names = tuple(w.name for w in windows if start < w.end_ms and end > w.start_ms)
