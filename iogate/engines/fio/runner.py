@@ -30,7 +30,7 @@ from testinfra.backend.base import CommandResult
 
 from iogate.engines.base import HostEngine, LoadControl, StatusObserver, job_target, with_targets
 from iogate.engines.fio import jobfile, parse
-from iogate.engines.fio.aborts import abort_message, interrupted_message
+from iogate.engines.fio.aborts import abort_message, unfinished
 from iogate.engines.fio.live import StatusTail, planned_dirs
 from iogate.engines.workload import JobSpec, RunPlan
 from iogate.errors import EngineError, HostError
@@ -194,10 +194,13 @@ class FioEngine(HostEngine):
         if aborted:
             raise EngineError(f"host {initiator.name}: fio aborted ({job_path}): {aborted}")
         # fio writes "fio: terminating on signal N" into its output file, before the JSON (or between
-        # status reports). Only the stop this engine asked for (_Steer's SIGINT) is a normal end.
-        interrupted = interrupted_message(f"{done.stdout}\n{done.stderr}\n{output}")
-        if interrupted and not (steer is not None and steer.stopped):
-            raise EngineError(f"host {initiator.name}: {interrupted} ({job_path})")
+        # status reports). Only the stop this engine asked for (_Steer's SIGINT), answered with fio's final
+        # report, is a normal end; a fio killed by anyone else left status reports that read like a short
+        # run (and no per-second logs): an engine error, so the point is lost and named, never "stopped".
+        ended = unfinished(done.rc, f"{done.stdout}\n{done.stderr}\n{output}", stop_asked=steer is not None and steer.stopped,
+                           threads=sum(j.workload.numjobs for j in jobs))
+        if ended:
+            raise EngineError(f"host {initiator.name}: {ended} ({job_path})")
         if not output.strip():
             raise EngineError(f"host {initiator.name}: fio exited {done.rc} without output: {(done.stderr or done.stdout).strip()[-1500:]}")
         data = parse.load_json(output, f"{initiator.name}:{work}/out.json")
