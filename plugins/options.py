@@ -43,9 +43,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--runtime", type=float, default=None, help="override: measured seconds per run point")
     group.addoption("--ramp", type=float, default=None, help="override: warmup seconds per run point")
     group.addoption("--fail-fast", action="store_const", const=True, default=None, dest="fail_fast",
-                    help="stop a point once a monotonic check can no longer pass (docs/early-stop.md; off by default for now)")
+                    help="stop a point once a monotonic check can no longer pass (the default; docs/early-stop.md)")
     group.addoption("--no-fail-fast", action="store_const", const=False, dest="fail_fast",
-                    help="run every point its planned time even when a check can no longer pass (the default)")
+                    help="run every point its planned time even when a check can no longer pass")
     group.addoption("--engine", default=None,
                     help=f"load engine ({', '.join(sorted(registry.ENGINES))}; default: the lab file's `engine:`, else fio)")
     group.addoption("--criteria", default=None,

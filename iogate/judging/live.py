@@ -3,7 +3,7 @@
 Engines only publish intervals (LoadControl.publish) and stop when asked; what
 may stop a point is decided here:
 
-* **fail-fast** (opt-in for now, Profile.fail_fast): a check whose outcome is
+* **fail-fast** (on by default, Profile.fail_fast): a check whose outcome is
   monotonic (iogate/judging/monotonic.py) that can no longer pass stops the
   point: "stopped at 41 s of 300 s: the verdict could no longer pass (...)".
   The rest of the family's checks never stop a run.

@@ -32,10 +32,10 @@ class Profile:
     event_budget_s: float = 600
     # Grids a profile file replaces, by catalog key (sweep, kpi_parallelism, netapp): see iogate.procedures.
     grids: Mapping[str, Any] = field(default_factory=dict)
-    # Early stop (iogate/judging/live.py): with fail_fast a run point whose monotonic check can no longer pass stops.
-    # Off by default until two findings of the fresh-clone gate are fixed (docs/early-stop.md, "Known problems").
+    # Early stop (iogate/judging/live.py): a run point whose monotonic check can no longer pass stops (on by default;
+    # --no-fail-fast or a profile file's `fail_fast: false` runs every point its planned time).
     # `stop` (a profile file's `stop: {mode: steady, min_s, max_s, round_s}`) lets a point end once steady.
-    fail_fast: bool = False
+    fail_fast: bool = True
     stop: SteadyStop | None = None
 
     def with_overrides(self, **overrides: Any) -> Profile:

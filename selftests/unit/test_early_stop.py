@@ -4,6 +4,7 @@ min_s, the stop asked one whole interval after the decisive one; fio's status re
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from iogate.engines.fio.live import StatusTail
 from iogate.judging.live import PointWatch, point_watch
@@ -12,6 +13,7 @@ from iogate.judging.spec import Check, FamilySpec
 from iogate.judging.steady_stop import SteadyStop
 from iogate.judging.target_iops_held import Params as HeldParams
 from iogate.judging.throughput_min import Params as MinParams
+from iogate.lab.profiles import resolve_profile
 from iogate.metrics.types import Dir, RunResult, Sample, Series
 
 T0 = 1_800_000_000_000
@@ -123,3 +125,17 @@ def test_the_status_tail_names_the_jobs_fio_reports_an_error_for() -> None:
     report["jobs"][0]["error"] = 5
     tail.feed(json.dumps(report))
     assert tail.failed == {"w": 5}
+
+
+def test_fail_fast_is_on_in_every_profile_unless_opted_out(tmp_path: Path) -> None:
+    # On again once the fresh-clone gate's two findings were fixed (docs/early-stop.md): every named profile and a
+    # profile file that does not say otherwise; `fail_fast: false` in the file or --no-fail-fast (an override) opts out.
+    assert all(resolve_profile(name).fail_fast for name in ("smoke", "quick", "full"))
+    plain = tmp_path / "plain.yaml"
+    plain.write_text("base: quick\nruntime_s: 60\n")
+    off = tmp_path / "off.yaml"
+    off.write_text("base: quick\nfail_fast: false\n")
+    assert resolve_profile("quick", plain).fail_fast
+    assert not resolve_profile("quick", off).fail_fast
+    assert not resolve_profile("smoke", None, fail_fast=False).fail_fast  # --no-fail-fast
+    assert resolve_profile("smoke", None, fail_fast=None).fail_fast  # neither flag given
