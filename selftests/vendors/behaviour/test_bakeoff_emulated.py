@@ -4,8 +4,9 @@
 fakes at once over one pool in the guest (each its own iSCSI target and LV names: emulate.py), and runs
 `pytest tests -m baseline --profile smoke --lab pure --lab ontap --lab huawei` once. The three are the cheapest
 to emulate together: all three reach their volumes over iSCSI (the same protocol set, so every row lines up
-across the columns; PowerStore and VAST are NVMe/TCP), their drivers wait on no polled array jobs (Hitachi
-does), and all three have counters (METRICS), so the array-side latency rows carry their figures.
+across the columns; PowerStore and VAST are NVMe/TCP), and their drivers wait on no polled array jobs
+(Hitachi does). Pure and ONTAP have counters (METRICS); the emulated Huawei has its statistics switch off:
+the array-side latency rows show both a figure (or why none) and "n/a: huawei has no latency counters".
 Then:
 - every test ran on the three labs;
 - the session wrote exports/<run>/bakeoff.csv with one column per array;
