@@ -87,6 +87,9 @@ def main(argv: list[str] | None = None) -> int:
     opened: list[GuestBacking] = []
     violations: list[str] = []
     left: list[str] = []
+    stop = threading.Event()  # from here: a SIGTERM while arrays are being opened still cleans up after them
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
     try:
         backing.setup()
         with ExitStack() as serving:
@@ -104,9 +107,6 @@ def main(argv: list[str] | None = None) -> int:
                 lab_file = _write_lab(args, vendor, server, secret_file, where, several)
                 served.append((vendor, fake, own, server))
                 print(lab_file, flush=True)
-            stop = threading.Event()
-            for sig in (signal.SIGTERM, signal.SIGINT):
-                signal.signal(sig, lambda *_: stop.set())
             stop.wait()
             guest = Initiator.from_config(guest_lab.hosts[0])
             for vendor, fake, own, server in served:
