@@ -59,6 +59,7 @@ def after_test(item: pytest.Item, run_id: str, verdicts: list[Verdict]) -> list[
                 run_id=run_id, lab=session.lab.name, array=session.lab.array.name, test_id=test_id,
                 params=point.params, metrics=metrics, verdicts=[*verdicts, *added], started_at=point.result.start_ms / 1000,
                 measurement_invalid=point_invalid(point, session.lab), stop=point.result.stop,
+                array_latency=point.array_latency,
             )
         )
     return added

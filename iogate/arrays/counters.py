@@ -195,3 +195,38 @@ def run_point_counters(array: ArrayDriver, driver: str, plan: RunPlan, result: R
     except Exception as exc:  # evidence: a failed read of the clock is said, and the counters still reported
         clock = not_read(f"array_clock(): {type(exc).__name__}: {exc}")
     return ArrayCounters(point=plan.name, driver=driver, start=start, end=end, volumes=tuple(volumes), host_iops=host, clock=clock)
+
+
+def no_latency_counters(driver: str) -> str:
+    """What the bake-off shows for an array whose driver has no counters (no METRICS): never a blank read as 0."""
+    return f"n/a: {driver} has no latency counters"
+
+
+def stored_latency(driver: str, counters: ArrayCounters | None) -> dict[str, Any]:
+    """What the results store keeps of a run point's array counters (schema 5), for the bake-off's array-side
+    latency beside the host's: per side ("read", "write") the array's mean latency in us over the plan's
+    volumes, each volume's mean weighted by its IOPS (as samples_evidence weights samples), with the volumes it
+    comes from. A side is None with `why` when any volume of the plan has no figures (an error, no sample in
+    the window: the array-side figure would cover fewer volumes than the host's) or none did I/O on it.
+    `counters` None: the driver has no METRICS ({"none": "n/a: <driver> has no latency counters"})."""
+    if counters is None:
+        return {"driver": driver, "none": no_latency_counters(driver)}
+    stored: dict[str, Any] = {"driver": driver, "volumes": len(counters.volumes)}
+    gaps = [f"{v.volume}: {v.status}" for v in counters.volumes if v.evidence is None]
+    for side in ("read", "write"):
+        if gaps:
+            stored[side] = {"latency_us": None, "why": "; ".join(gaps)}
+            continue
+        busy = [(v.volume, e[f"{side}_latency_us_mean"], e[f"{side}_iops_mean"]) for v in counters.volumes
+                if (e := v.evidence) is not None and (e[f"{side}_iops_mean"] or 0) > 0]
+        unmeasured = [name for name, lat, _ in busy if lat is None]
+        if unmeasured:
+            stored[side] = {"latency_us": None, "why": f"the array reported {side} I/O but no latency for {', '.join(unmeasured)}"}
+            continue
+        pairs = [(lat, iops) for _, lat, iops in busy]
+        ops = sum(iops for _, iops in pairs)
+        if ops <= 0:
+            stored[side] = {"latency_us": None, "why": f"the array reported no {side} latency for this window"}
+            continue
+        stored[side] = {"latency_us": sum(lat * iops for lat, iops in pairs) / ops, "iops": ops}
+    return stored

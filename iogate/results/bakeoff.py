@@ -13,6 +13,15 @@ never shown as a pass; a row a run lacks is "missing" and a figure with no
 data "no data", never 0. Only a valid figure (PASS, FAIL or measured) is given
 a % and can be the best; the best needs two such figures and a known
 direction (higher or lower is better).
+
+Where the stored points carry what the array's own counters said of their
+latency (results store schema 5), each curve point's mean latency row of a
+direction is followed by three rows per array: the array-side mean latency
+(ms), the host + fabric share (host-side mean completion latency minus the
+array-side, in ms) and that share as % of the host-side mean. An array whose
+driver has no counters shows "n/a: <driver> has no latency counters" there; a
+point stored without the record, or a side the array reported no latency for,
+"no data" with why: never a blank that reads as zero.
 """
 
 from __future__ import annotations
@@ -38,7 +47,11 @@ _IOPS_AT_LATENCY = re.compile(r"IOPS @ ")  # criteria/iops_at_latency.py detail:
 # Curve point rows: (name, stored key, divisor to the shown unit, unit, better).
 CURVE_METRICS = (("IOPS", "iops", 1.0, "IOPS", HIGHER), ("mean latency", "mean_ns", NS_PER_MS, "ms", LOWER),
                  ("p99 latency", "p99_ns", NS_PER_MS, "ms", LOWER))
-CHECK, CURVE = "check", "curve point"
+CHECK, CURVE, ARRAY_SIDE = "check", "curve point", "array vs host latency"
+NOT_AVAILABLE = "n/a"  # a status starting so: the array's driver has no such counters (its detail says which)
+# The rows after a point's "mean latency" row where the array's counters are stored (results store schema 5).
+ARRAY_LATENCY, HOST_FABRIC_MS, HOST_FABRIC_PCT = "array-side mean latency", "host + fabric latency", "host + fabric share"
+NOT_RECORDED = "the array's counters were not recorded for this point (stored before schema 5)"
 
 
 @dataclass(frozen=True)
@@ -129,7 +142,38 @@ def _check_rows(label: str, points: Sequence[RunPoint], rows: dict[tuple[str, ..
                 row.group = min(row.group, 1)
 
 
-def _curve_rows(label: str, points: Sequence[RunPoint], rows: dict[tuple[str, ...], Row]) -> None:
+def _array_side_cells(point: RunPoint, direction: str, host_ns: float | None) -> dict[str, Cell]:
+    """The three array-vs-host cells of one point and direction (see the module's doc), by row name."""
+    said = point.array_latency
+    if said is None:
+        return dict.fromkeys((ARRAY_LATENCY, HOST_FABRIC_MS, HOST_FABRIC_PCT), Cell(NO_DATA, detail=NOT_RECORDED))
+    if "none" in said:  # the driver has no METRICS: its status is the sentence itself
+        status = str(said["none"])
+        return dict.fromkeys((ARRAY_LATENCY, HOST_FABRIC_MS, HOST_FABRIC_PCT), Cell(status, detail=status))
+    side = said.get(direction) or {}
+    array_us = _figure(side.get("latency_us"))
+    if array_us is None:
+        why = str(side.get("why") or f"the array's counters ({said.get('driver', '?')}) have no {direction} side")
+        return dict.fromkeys((ARRAY_LATENCY, HOST_FABRIC_MS, HOST_FABRIC_PCT), Cell(NO_DATA, detail=why))
+    array_ms = array_us / 1000.0
+    host_ms = None if host_ns is None else host_ns / NS_PER_MS
+    if point.measurement_invalid:
+        why = f"measurement invalid: {point.measurement_invalid}"
+        share = None if host_ms is None else host_ms - array_ms
+        return {ARRAY_LATENCY: Cell(INVALID, array_ms, detail=why), HOST_FABRIC_MS: Cell(INVALID, share, detail=why),
+                HOST_FABRIC_PCT: Cell(INVALID, None if share is None or not host_ms else 100.0 * share / host_ms, detail=why)}
+    of = f"{said.get('driver', '?')} counters: array-side {array_ms:.4g} ms"
+    if host_ms is None or host_ms <= 0:
+        no_host = Cell(NO_DATA, detail=f"{of}; no host-side mean latency stored")
+        return {ARRAY_LATENCY: Cell(MEASURED, array_ms, detail=of), HOST_FABRIC_MS: no_host, HOST_FABRIC_PCT: no_host}
+    share = host_ms - array_ms
+    detail = f"{of}, host-side {host_ms:.4g} ms"
+    return {ARRAY_LATENCY: Cell(MEASURED, array_ms, detail=detail), HOST_FABRIC_MS: Cell(MEASURED, share, detail=detail),
+            HOST_FABRIC_PCT: Cell(MEASURED, 100.0 * share / host_ms, detail=detail)}
+
+
+def _curve_rows(label: str, points: Sequence[RunPoint], rows: dict[tuple[str, ...], Row], array_side: bool = False) -> None:
+    """`array_side`: some run compared stored its array's latency counters: add their rows after each mean latency."""
     for point in points:
         test_id = comparable_id(point)
         point_name = test_id.rsplit("::", 1)[-1] if test_id.count("::") >= 2 else ""
@@ -147,10 +191,18 @@ def _curve_rows(label: str, points: Sequence[RunPoint], rows: dict[tuple[str, ..
                 else:
                     cell = Cell(MEASURED, value / divisor)
                 row.cells.setdefault(label, cell)
+                if array_side and key == "mean_ns":
+                    for name, side_cell in _array_side_cells(point, direction, value).items():
+                        side_check = " ".join(filter(None, (point_name, direction, name)))
+                        side_key = (row_key[0], row_key[1], row_key[2], ARRAY_SIDE, side_check, "")
+                        unit_of = "%" if name == HOST_FABRIC_PCT else "ms"
+                        rows.setdefault(side_key, Row(*side_key, unit=unit_of, group=3)).cells.setdefault(label, side_cell)
 
 
 def better_of(row: Row) -> str | None:
     """Which way is better in this row: by its unit, else by how its verdicts read their bound; None: unknown."""
+    if row.kind == ARRAY_SIDE:
+        return LOWER  # less latency, and less of it added by the host and fabric
     if row.kind == CURVE:
         return next(better for name, _k, _d, _u, better in CURVE_METRICS if row.check.endswith(name))
     if row.unit in BETTER_BY_UNIT:
@@ -241,7 +293,8 @@ def build_bakeoff(store: ResultsStore, run_ids: Sequence[str], reference: str | 
     ordered = sorted(contenders, key=lambda c: c is not chosen)  # the reference's row order first
     for contender in ordered:
         _check_rows(contender.label, contender.points, rows)
+    array_side = any(p.array_latency is not None for c in contenders for p in c.points)
     for contender in ordered:
-        _curve_rows(contender.label, contender.points, rows)
+        _curve_rows(contender.label, contender.points, rows, array_side)
     ranked = sorted(rows.values(), key=lambda row: row.group)  # stable: first-seen order within a group
     return Bakeoff(chosen.label, contenders, tuple(differences), tuple(ranked))

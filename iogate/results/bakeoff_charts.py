@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 
+from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
@@ -41,21 +42,26 @@ def knee_curves(bakeoff: Bakeoff) -> dict[str, dict[str, Curve]]:
     return curves
 
 
+def finish_png(figure: Figure, axes: Axes, *, xlabel: str, ylabel: str, legend: str, title: str) -> bytes:
+    """The bake-off charts' common tail: labels, axes from 0 where the figures start, grid, legend, title, PNG bytes."""
+    axes.set_xlabel(xlabel)
+    axes.set_ylabel(ylabel)
+    axes.set_ylim(bottom=0)
+    axes.grid(True, alpha=0.3)
+    axes.legend(loc=legend, fontsize=8)
+    figure.suptitle(title)
+    buffer = io.BytesIO()
+    FigureCanvasAgg(figure).print_png(buffer)
+    return buffer.getvalue()
+
+
 def knee_png(title: str, curves: dict[str, Curve]) -> bytes:
     figure = Figure(figsize=(8, 5), dpi=100, layout="constrained")
     axes = figure.subplots()
     for label, points in curves.items():
         axes.plot([iops for iops, _ in points], [ms for _, ms in points], marker="o", linewidth=1.2, label=label)
-    axes.set_xlabel("IOPS")
-    axes.set_ylabel("mean latency (ms)")
     axes.set_xlim(left=0)
-    axes.set_ylim(bottom=0)
-    axes.grid(True, alpha=0.3)
-    axes.legend(loc="upper left", fontsize=8)
-    figure.suptitle(f"knee: {title}")
-    buffer = io.BytesIO()
-    FigureCanvasAgg(figure).print_png(buffer)
-    return buffer.getvalue()
+    return finish_png(figure, axes, xlabel="IOPS", ylabel="mean latency (ms)", legend="upper left", title=f"knee: {title}")
 
 
 def knee_charts(bakeoff: Bakeoff) -> dict[str, bytes]:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from iogate.report.table import html_table
-from iogate.results.bakeoff import INVALID, MISSING, NO_DATA, Bakeoff, best_of, better_of, cell_of, relative_pct
+from iogate.results.bakeoff import INVALID, MISSING, NO_DATA, NOT_AVAILABLE, Bakeoff, best_of, better_of, cell_of, relative_pct
 from iogate.results.export import to_csv, to_xlsx
 
 FIGURE_DIGITS = 4  # decimals kept: 0.1 us in a latency in ms, 0.0001 IOPS
@@ -25,8 +25,8 @@ _STATUS_COLOUR = {"PASS": "#c8e6c9", "FAIL": "#ffcdd2", INVALID: "#ffe0b2", MISS
 
 
 def _figure_text(value: float | None, status: str) -> float | str:
-    if status == MISSING:
-        return MISSING
+    if status == MISSING or status.startswith(NOT_AVAILABLE):
+        return status  # "n/a: <driver> has no latency counters": the sentence, never a blank read as 0
     return NO_DATA if value is None else round(value, FIGURE_DIGITS)
 
 
@@ -76,7 +76,8 @@ def write_xlsx(bakeoff: Bakeoff, out_dir: Path) -> Path:
 
 def _cell_html(name: str, value: Any) -> str:
     text = html.escape("" if value is None else str(value))
-    colour = _STATUS_COLOUR.get(str(value)) if name.endswith(" verdict") else None
+    status = MISSING if str(value).startswith(NOT_AVAILABLE) else str(value)  # "n/a: ..." greyed like "missing"
+    colour = _STATUS_COLOUR.get(status) if name.endswith(" verdict") else None
     return f"<span style='background:{colour}'>{text}</span>" if colour else text
 
 

@@ -12,7 +12,6 @@ label says "INVALID".
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -73,8 +72,9 @@ def overlays(bakeoff: Bakeoff, out_dir: Path) -> dict[str, dict[str, dict[str, A
 
 
 def overlay_png(title: str, by_label: dict[str, dict[str, Any]]) -> bytes:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+
+    from iogate.results.bakeoff_charts import finish_png  # matplotlib: only when a chart is drawn
 
     figure = Figure(figsize=(10, 4.5), dpi=100, layout="constrained")
     axes = figure.subplots()
@@ -89,15 +89,8 @@ def overlay_png(title: str, by_label: dict[str, dict[str, Any]]) -> bytes:
             axes.axvline(start_s, color=colour, linestyle="--", linewidth=0.8)
             axes.annotate(f"{event_label} ({label})", (start_s, 0), xytext=(2, 4 + 12 * index), textcoords="offset points",
                           fontsize=7, color=colour)
-    axes.set_xlabel("seconds from the measurement start")
-    axes.set_ylabel("IOPS (all jobs, all directions)")
-    axes.set_ylim(bottom=0)
-    axes.grid(True, alpha=0.3)
-    axes.legend(loc="upper right", fontsize=8)
-    figure.suptitle(f"IOPS over time: {title}")
-    buffer = io.BytesIO()
-    FigureCanvasAgg(figure).print_png(buffer)
-    return buffer.getvalue()
+    return finish_png(figure, axes, xlabel="seconds from the measurement start", ylabel="IOPS (all jobs, all directions)",
+                      legend="upper right", title=f"IOPS over time: {title}")
 
 
 def timeline_charts(bakeoff: Bakeoff, out_dir: Path) -> dict[str, bytes]:

@@ -25,6 +25,12 @@ Schema 4 records each point's planned and actual measured duration and, when
 a live judge stopped it early (iogate/judging/live.py), why: `stop_kind`
 (full, fail_fast, steady, never_steady) and `stop_detail`. Older rows keep
 NULL there: "not recorded", never "ran its full time".
+
+Schema 5 records what the array's own counters said of each point's latency
+(`array_latency_json`, iogate.arrays.counters.stored_latency): the driver, and
+per side the array-side mean latency in us or why there is none; or, for a
+driver without counters, {"none": "n/a: <driver> has no latency counters"}.
+Older rows keep NULL: "not recorded", never "the array has none".
 """
 
 from __future__ import annotations
@@ -46,11 +52,13 @@ from iogate.metrics.types import Dir, RunResult, RunStop
 from iogate.verdict import Verdict
 
 DEFAULT_STORE_PATH = Path(".iogate/results.sqlite")
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 # Schema 1 rows carry no outcome: they stay NULL here ("not known to have passed"), never 1.
 _SCHEMA_2_COLUMNS = {"passed": "INTEGER", "measurement_invalid": "TEXT"}
 # Schema 4: planned and actual measured seconds, and why a point stopped early (NULL in older rows).
 _SCHEMA_4_COLUMNS = {"planned_s": "REAL", "actual_s": "REAL", "stop_kind": "TEXT", "stop_detail": "TEXT"}
+# Schema 5: the array's own counters of the point's latency (NULL in older rows: not recorded).
+_SCHEMA_5_COLUMNS = {"array_latency_json": "TEXT"}
 
 # metrics_json layout: {"read": {"iops": .., "bw_bytes_per_s": .., "mean_ns": .., "p99_ns": ..}, "write": {...}}
 # mean_ns / p99_ns are null (None) for a direction that did I/O but has no latency samples: never a stored 0.
@@ -137,16 +145,19 @@ class RunPoint:
     actual_s: float | None = None  # measured seconds run
     stop_kind: str | None = None  # RunStop.kind: full, fail_fast, steady, never_steady
     stop_detail: str | None = None
+    array_latency: Mapping[str, Any] | None = None  # schema 5: iogate.arrays.counters.stored_latency; None: not recorded
 
     @classmethod
     def from_verdicts(cls, *, run_id: str, lab: str, array: str, test_id: str, params: Mapping[str, Any], metrics: Metrics,
                       verdicts: Iterable[Verdict], started_at: float | None = None,
-                      measurement_invalid: str | None = None, stop: RunStop | None = None) -> RunPoint:
+                      measurement_invalid: str | None = None, stop: RunStop | None = None,
+                      array_latency: Mapping[str, Any] | None = None) -> RunPoint:
         return cls(run_id=run_id, lab=lab, array=array, test_id=test_id, params=dict(params), metrics=metrics,
                    verdicts=tuple(v.row() for v in verdicts), started_at=time.time() if started_at is None else started_at,
                    measurement_invalid=measurement_invalid,
                    planned_s=stop.planned_s if stop else None, actual_s=stop.at_s if stop else None,
-                   stop_kind=stop.kind if stop else None, stop_detail=stop.sentence() if stop else None)
+                   stop_kind=stop.kind if stop else None, stop_detail=stop.sentence() if stop else None,
+                   array_latency=array_latency)
 
     @property
     def passed(self) -> bool:
@@ -208,7 +219,7 @@ class ResultsStore:
                 for statement in filter(str.strip, _SCHEMA.split(";")):
                     db.execute(statement)
                 have = {row[1] for row in db.execute("PRAGMA table_info(run_points)")}
-                for column, kind in {**_SCHEMA_2_COLUMNS, **_SCHEMA_4_COLUMNS}.items():
+                for column, kind in {**_SCHEMA_2_COLUMNS, **_SCHEMA_4_COLUMNS, **_SCHEMA_5_COLUMNS}.items():
                     if column not in have:
                         db.execute(f"ALTER TABLE run_points ADD COLUMN {column} {kind}")
                 db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
@@ -239,13 +250,14 @@ class ResultsStore:
                json.dumps(point.metrics, sort_keys=True), redact(json.dumps(list(point.verdicts), default=str)),
                point.started_at, point.suite_version, int(point.passed),
                None if point.measurement_invalid is None else redact(point.measurement_invalid),
-               point.planned_s, point.actual_s, point.stop_kind, point.stop_detail)
+               point.planned_s, point.actual_s, point.stop_kind, point.stop_detail,
+               None if point.array_latency is None else redact(json.dumps(point.array_latency, sort_keys=True)))
         try:
             with self._connect() as db:
                 cursor = db.execute(
                     "INSERT INTO run_points (run_id, lab, array_name, test_id, params_json, metrics_json, verdicts_json,"
-                    " started_at, suite_version, passed, measurement_invalid, planned_s, actual_s, stop_kind, stop_detail)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+                    " started_at, suite_version, passed, measurement_invalid, planned_s, actual_s, stop_kind, stop_detail,"
+                    " array_latency_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
         except sqlite3.Error as exc:
             raise StoreError(f"results store {self.path}: cannot add {point.test_id} of run {point.run_id}: {exc}") from exc
         return RunPoint(**{**point.__dict__, "id": cursor.lastrowid})
@@ -321,6 +333,7 @@ class ResultsStore:
                      verdicts=tuple(json.loads(r["verdicts_json"])), started_at=r["started_at"],
                      suite_version=r["suite_version"], id=r["id"], measurement_invalid=r["measurement_invalid"],
                      outcome_recorded=r["passed"] is not None, planned_s=r["planned_s"], actual_s=r["actual_s"],
-                     stop_kind=r["stop_kind"], stop_detail=r["stop_detail"])
+                     stop_kind=r["stop_kind"], stop_detail=r["stop_detail"],
+                     array_latency=None if r["array_latency_json"] is None else json.loads(r["array_latency_json"]))
             for r in rows
         ]

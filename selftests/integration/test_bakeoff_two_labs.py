@@ -124,6 +124,30 @@ def test_every_xlsx_cell_is_the_stored_verdict_row(session: dict[str, Any]) -> N
     session["checked"] = checked
 
 
+def test_the_local_arrays_latency_counters_stand_beside_the_hosts(session: dict[str, Any]) -> None:
+    """Both labs' driver (local) has counters: every array-side row has a figure or says why not, never a blank,
+    and where both figures are measured the host + fabric latency is the host-side mean minus the array-side."""
+    sheet = openpyxl.load_workbook(session["out"] / "bakeoff.xlsx")["bakeoff"]
+    header, *rows = [list(r) for r in sheet.iter_rows(values_only=True)]
+    matrix = [dict(zip(header, values, strict=True)) for values in rows]
+    side = [r for r in matrix if r["kind"] == "array vs host latency"]
+    assert side, "no array-side latency rows: the local array's counters did not reach the store"
+    measured = 0
+    for row in side:
+        for array in ("loop-array", "loop-array-btrfs"):
+            assert row[array] not in (None, ""), row
+        if row["check"].endswith("host + fabric latency"):
+            host = next(r for r in matrix if r["test"] == row["test"] and r["check"] == row["check"].replace(
+                "host + fabric latency", "mean latency"))
+            array_side = next(r for r in side if r["test"] == row["test"] and r["check"] == row["check"].replace(
+                "host + fabric latency", "array-side mean latency"))
+            for array in ("loop-array", "loop-array-btrfs"):
+                if row[f"{array} verdict"] == "measured":
+                    assert row[array] == pytest.approx(host[array] - array_side[array], abs=2e-4), (row, host, array_side)
+                    measured += 1
+    assert measured >= 1, side
+
+
 def test_iops_over_time_overlay_marks_the_snapshot(session: dict[str, Any]) -> None:
     page = (session["out"] / "bakeoff.html").read_text()
     assert "IOPS over time: test_snapshot_impact" in page

@@ -150,13 +150,28 @@ def test_an_old_store_is_migrated_and_its_rows_are_never_a_pass(tmp_path: Path) 
     ResultsStore(path)  # opening a migrated store again changes nothing
     (old,) = store.points("old")
     assert old.verdicts == ({"criterion": "iops_min", "passed": True},)
+    assert old.array_latency is None  # schema 5: not recorded, never "the array has no counters"
     assert not old.passed and old.why_not_passed() == NO_OUTCOME_RECORDED
     assert store.history("t", PARAMS, passed_only=True) == []
     store.add(RunPoint.from_verdicts(run_id="new", lab="l", array="a", test_id="t", params=PARAMS, metrics=METRICS,
                                      verdicts=[Verdict("iops_min", True, 2.0, 1.0, Unit.IOPS)], started_at=2.0))
     assert [p.run_id for p in store.history("t", PARAMS, passed_only=True)] == ["new"]
     with sqlite3.connect(path) as db:
-        assert db.execute("PRAGMA user_version").fetchone() == (4,)
+        assert db.execute("PRAGMA user_version").fetchone() == (5,)
         assert db.execute("SELECT run_id, passed FROM run_points ORDER BY id").fetchall() == [("old", None), ("new", 1)]
     with pytest.raises(StoreError, match="never written"):
         store.add(old)  # a row read from an old store is not written back as if its outcome were known
+
+
+def test_schema_5_keeps_the_arrays_latency_counters_and_none_stays_not_recorded(tmp_path: Path) -> None:
+    store = ResultsStore(tmp_path / "results.sqlite")
+    said = {"driver": "pure", "volumes": 2, "read": {"latency_us": 250.0, "iops": 1000.0},
+            "write": {"latency_us": None, "why": "the array reported no write latency for this window"}}
+    for run, latency in (("with", said), ("without", None)):
+        store.add(RunPoint.from_verdicts(run_id=run, lab="l", array="a", test_id="t", params=PARAMS, metrics=METRICS,
+                                         verdicts=[], started_at=1.0, array_latency=latency))
+    assert store.points("with")[0].array_latency == said
+    assert store.points("without")[0].array_latency is None
+    with sqlite3.connect(store.path) as db:
+        assert db.execute("SELECT run_id, array_latency_json IS NULL FROM run_points ORDER BY id").fetchall() == [
+            ("with", 0), ("without", 1)]

@@ -21,6 +21,13 @@ anything was left: the crash-cleanup acceptance of an emulated array.
 
     python -m selftests.vendors.emulated_run vast --kill-after 240 -- \\
         python -m pytest tests -m "baseline or tiles or events" --profile smoke --lab {lab}
+
+With `--together` the vendors are served at once by one emulator (one pool in the guest, each vendor its
+own array on it: emulate.py) and the command runs once, `{labs}` replaced by `--lab <file>` per vendor in
+the order named: a bake-off of the emulated arrays in one pytest session.
+
+    python -m selftests.vendors.emulated_run pure,ontap,huawei --together -- \\
+        python -m pytest tests -m baseline --profile smoke {labs}
 """
 
 from __future__ import annotations
@@ -51,15 +58,49 @@ def _labvm(*args: str) -> None:
 
 
 def _start_emulator(vendor: str, state: dict[str, str], where: Path, iops: int) -> tuple[subprocess.Popen[str], Path]:
-    argv = [sys.executable, "-m", "selftests.vendors.emulate", vendor, "--transport", state["transport"],
+    emulator, (lab,) = _start_emulators([vendor], state, where, iops)
+    return emulator, lab
+
+
+def _start_emulators(vendors: list[str], state: dict[str, str], where: Path, iops: int) -> tuple[subprocess.Popen[str], list[Path]]:
+    """One emulator serving `vendors` at once; its lab files, one per vendor in order, once every array serves."""
+    argv = [sys.executable, "-m", "selftests.vendors.emulate", ",".join(vendors), "--transport", state["transport"],
             "--ssh-key", state["ssh_key"], "--dir", str(where), "--iops-per-volume", str(iops)]
     emulator = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, text=True)
     assert emulator.stdout is not None
-    line = emulator.stdout.readline().strip()  # the lab file, once the array serves; '' if it ended
-    if not line:
-        emulator.wait()
-        raise SystemExit(f"emulated {vendor}: the emulator ended before it served (exit {emulator.returncode})")
-    return emulator, Path(line)
+    labs = []
+    for vendor in vendors:
+        line = emulator.stdout.readline().strip()  # the vendor's lab file, once its array serves; '' if it ended
+        if not line:
+            emulator.send_signal(signal.SIGTERM)  # the arrays already served go down with their backing
+            emulator.wait()
+            raise SystemExit(f"emulated {vendor}: the emulator ended before it served (exit {emulator.returncode})")
+        labs.append(Path(line))
+    return emulator, labs
+
+
+def expand_labs(command: list[str], labs: list[Path]) -> list[str]:
+    """The command with the word `{labs}` replaced by `--lab <file>` per lab (other words as they are)."""
+    return [word for item in command for word in
+            ([w for lab in labs for w in ("--lab", str(lab))] if item == "{labs}" else [item])]
+
+
+def _together(vendors: list[str], state: dict[str, str], args: argparse.Namespace, command: list[str]) -> list[str]:
+    """Every vendor served at once, the command run once over all their labs: what failed ([] for nothing)."""
+    failed = []
+    emulator, labs = _start_emulators(vendors, state, args.workdir / "together", args.iops_per_volume)
+    try:
+        argv_v = expand_labs(command, labs)
+        print(f"emulated {','.join(vendors)} together: {shlex.join(argv_v)}", flush=True)
+        returncode = subprocess.run(argv_v, cwd=ROOT, check=False).returncode
+        if returncode != 0:
+            failed.append("command")
+        if returncode < 0 or returncode == INTERRUPTED:
+            raise KeyboardInterrupt
+    finally:
+        if _stop_emulator(emulator) != 0:
+            failed.append("emulator (spec violations or a backing left behind)")
+    return failed
 
 
 def _stop_emulator(emulator: subprocess.Popen[str]) -> int:
@@ -90,6 +131,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("vendors", help=f"comma-separated, of {', '.join(sorted(VENDORS))}")
     parser.add_argument("--workdir", type=Path, default=Path("/var/tmp/iogate-emulated-run"))
     parser.add_argument("--iops-per-volume", type=int, default=DEFAULT_IOPS_PER_VOLUME)
+    parser.add_argument("--together", action="store_true",
+                        help="serve every vendor at once and run the command once, {labs} = --lab per vendor")
     parser.add_argument("--kill-after", type=float, default=None, metavar="S",
                         help="SIGKILL the command after S seconds, then `iogate cleanup` its lab's workdir")
     argv = sys.argv[1:] if argv is None else argv
@@ -100,13 +143,17 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [v for v in vendors if v not in VENDORS]
     if unknown or not vendors or not command:
         parser.error(f"vendors from {sorted(VENDORS)} and a command after --; unknown: {unknown}")
+    if args.together and (args.kill_after is not None or "{labs}" not in command or len(set(vendors)) != len(vendors)):
+        parser.error("--together: each vendor once, the word {labs} in the command, and no --kill-after")
     args.workdir.mkdir(parents=True, exist_ok=True)
     vm_dir = args.workdir / "vm"
     _labvm("up", "--workdir", str(vm_dir), "--port", str(free_port()))
     failed: list[str] = []
     try:
         state = json.loads((vm_dir / STATE_NAME).read_text())
-        for vendor in vendors:
+        if args.together:
+            failed.extend(_together(vendors, state, args, command))
+        for vendor in [] if args.together else vendors:
             emulator, lab = _start_emulator(vendor, state, args.workdir / vendor, args.iops_per_volume)
             try:
                 argv_v = [word.replace("{lab}", str(lab)).replace("{vendor}", vendor) for word in command]

@@ -76,10 +76,15 @@ def lv_name(text: str) -> str:
 class GuestBacking:
     """The guest side of an emulated vendor array (see module docstring)."""
 
-    def __init__(self, lab: Lab, run: Run, iops_per_volume: int | None = None) -> None:
-        # linux_target's own setup: the VG and thin pool on the pool disk, the nvmet port, its sh().
+    def __init__(self, lab: Lab, run: Run, iops_per_volume: int | None = None, *, pool: GuestBacking | None = None,
+                 prefix: str = "emu-") -> None:
+        # linux_target's own setup: the VG and thin pool on the pool disk, the nvmet port, its sh(). With `pool`,
+        # another emulated array on that backing's pool (set up by it; this one is only opened and closed), its
+        # objects named with `prefix` (e.g. "emu-pure-") so several arrays' LVs and backstores never collide.
         plain = {**lab.array.options, "vdo": False, "mirror": False}
-        self.target = LinuxTarget(lab.model_copy(update={"array": lab.array.model_copy(update={"options": plain})}), run)
+        self.target = pool.target if pool is not None else \
+            LinuxTarget(lab.model_copy(update={"array": lab.array.model_copy(update={"options": plain})}), run)
+        self.prefix = prefix
         self.run = run
         self.iqn = ""  # the emulated array's one iSCSI target and one NVMe subsystem (open_array)
         self.nqn = ""
@@ -220,7 +225,7 @@ class GuestBacking:
 
     # -- objects ---------------------------------------------------------------------------
     def _add_volume(self, vol: str, spec: VolumeSpec) -> None:
-        lv = lv_name(f"emu-{vol}")
+        lv = lv_name(f"{self.prefix}{vol}")
         self.lv_of[vol] = lv
         size = -(-spec.size_bytes // LUN_SIZE_ALIGN_BYTES) * LUN_SIZE_ALIGN_BYTES
         self._make(
@@ -302,7 +307,7 @@ class GuestBacking:
         )
 
     def _add_snapshot(self, snap: str, vol: str) -> None:
-        lv = lv_name(f"emu-snap-{snap}")
+        lv = lv_name(f"{self.prefix}snap-{snap}")
         self._make(
             f"snapshot:{snap}",
             f"emulated snapshot {snap} (LV {self.vg}/{lv})",
@@ -316,7 +321,7 @@ class GuestBacking:
         LUN / namespace and identity stay. A thin snapshot is created with LVM's activation skip, so it is
         activated for the copy and deactivated again."""
         if source in self.state.snapshots:
-            src, activate = lv_name(f"emu-snap-{source}"), True
+            src, activate = lv_name(f"{self.prefix}snap-{source}"), True
         elif source in self.lv_of:
             src, activate = self.lv_of[source], False
         else:
@@ -330,7 +335,7 @@ class GuestBacking:
         self.target.sh(copy)
 
     def _replica_paths(self, rep: str) -> tuple[str, str]:
-        lv = lv_name(f"emu-rep-{rep}")
+        lv = lv_name(f"{self.prefix}rep-{rep}")
         return lv, f"/run/iogate-emu-{lv}"
 
     def _start_replica(self, rep: str, vol: str) -> None:

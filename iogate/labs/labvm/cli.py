@@ -34,6 +34,9 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--cpus", type=int, default=2)
     up.add_argument("--pool-size", default="16G", help="size of the array's pool disk (sparse)")
     up.add_argument("--port", type=int, default=LAB_PORT, help="SSH port on 127.0.0.1 (labs/labvm.yaml expects 10022)")
+    up.add_argument("--die-with-caller", action="store_true",
+                    help="qemu gets PR_SET_PDEATHSIG(SIGKILL) and `up` stays in the foreground until qemu ends, "
+                    "so killing the caller (even with SIGKILL) kills qemu")
     sub.add_parser("down", help="stop the VM that `up` started")
     for command in (build, up, sub.choices["down"]):
         command.add_argument("--workdir", default=DEFAULT_WORKDIR, help="where runs and the VM's state file live")
@@ -73,10 +76,18 @@ def _up(state_path: Path, args: argparse.Namespace) -> int:
             return 1
     image = image_mod.ensure_image()
     run = Run.start(args.workdir, "labvm")
-    vm = vm_mod.boot(run, image, memory_mib=args.memory_mib, cpus=args.cpus, pool_size=args.pool_size, port=args.port)
+    vm = vm_mod.boot(run, image, memory_mib=args.memory_mib, cpus=args.cpus, pool_size=args.pool_size, port=args.port,
+                      die_with_caller=args.die_with_caller)
     state = {"transport": vm.transport, "ssh_key": vm.ssh_key, "pid": vm.pid, "marker": vm.marker, "run_dir": str(run.run_dir)}
     state_path.write_text(json.dumps(state, indent=2) + "\n")
-    print(f"lab VM up in {vm.boot_seconds:.0f} s: {vm.transport} (key {vm.ssh_key}); ssh -i {vm.ssh_key} -p {vm.port} root@127.0.0.1")
+    print(f"lab VM up in {vm.boot_seconds:.0f} s: {vm.transport} (key {vm.ssh_key}); ssh -i {vm.ssh_key} -p {vm.port} root@127.0.0.1",
+          flush=True)
+    if args.die_with_caller:
+        # qemu dies with this process (PDEATHSIG, set from the main thread): stay here until qemu ends.
+        while vm.alive():
+            time.sleep(2)
+        vm.stop()
+        state_path.unlink(missing_ok=True)
     return 0
 
 

@@ -11,6 +11,7 @@ hostfwd on 127.0.0.1. qemu, the pool disk and the logs are in the run's ledger
 
 from __future__ import annotations
 
+import ctypes
 import os
 import shutil
 import signal
@@ -19,6 +20,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from iogate.labs.labvm.image import Image, LabVMError
 from iogate.run import Run
@@ -167,6 +169,28 @@ def qemu_argv(image: Image, *, marker: str, port: int, pool_disk: Path, serial_l
     ]
 
 
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """preexec_fn: ask the kernel to SIGKILL this child when its parent goes away."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG)")
+
+
+def launch(argv: list[str], *, stdout: IO[bytes] | int | None = None, die_with_caller: bool = False) -> subprocess.Popen[bytes]:
+    """Start argv in its own session; with die_with_caller the kernel SIGKILLs it when the caller dies.
+
+    PR_SET_PDEATHSIG fires when the parent *thread* that forked the child exits, not the process:
+    call this from the main thread (never from a worker thread or executor), or the child is killed
+    as soon as that thread ends.
+    """
+    preexec = _die_with_parent if die_with_caller else None
+    return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=stdout, stderr=subprocess.STDOUT,
+                            start_new_session=True, preexec_fn=preexec)
+
+
 def boot(
     run: Run,
     image: Image,
@@ -176,6 +200,7 @@ def boot(
     pool_size: str = "16G",
     port: int | None = None,
     timeout_s: float = BOOT_TIMEOUT_S,
+    die_with_caller: bool = False,
 ) -> LabVM:
     """Start qemu, wait until root can log in over SSH; stop it again on failure."""
     if shutil.which("qemu-system-x86_64") is None:
@@ -194,7 +219,7 @@ def boot(
     entries.append(entry := ledger.intend("process", name="qemu lab VM", marker=marker))
     started = time.monotonic()
     with run.path("labvm", "qemu.log").open("w") as qemu_log:
-        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=qemu_log, stderr=subprocess.STDOUT, start_new_session=True)
+        process = launch(argv, stdout=qemu_log, die_with_caller=die_with_caller)
     ledger.created(entry, pid=process.pid)
     vm = LabVM(image=image, run=run, port=port, pid=process.pid, marker=marker, serial_log=serial_log, entries=entries)
     try:
