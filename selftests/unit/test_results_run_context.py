@@ -59,7 +59,7 @@ def test_a_schema_2_store_gains_the_table_and_keeps_its_rows(tmp_path: Path) -> 
     assert [p.run_id for p in store.points("old")] == ["old"]
     assert store.run_context("old") is None  # never recorded: a bake-off refuses it, it is not made up
     with sqlite3.connect(path) as db:
-        assert db.execute("PRAGMA user_version").fetchone() == (4,)
+        assert db.execute("PRAGMA user_version").fetchone() == (5,)
     store.set_run_context("new", CONTEXT)
     assert store.run_context("new") == CONTEXT
 
