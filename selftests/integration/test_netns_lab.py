@@ -72,6 +72,11 @@ def test_cli_up_gives_ssh_hosts_and_down_leaves_nothing(tmp_path: Path) -> None:
         routes = inside.split("ROUTES", 1)[1]
         assert "default" not in routes, "a namespace must not route anywhere but the controller link"
         assert initiator.run("readlink /proc/self/ns/net").stdout.strip() != os.readlink("/proc/self/ns/net")
+        # Each host has a home of its own: this machine's ~/.bashrc (sourced by bash for every command over
+        # ssh) is never run on a host; where it runs pyenv init, 100 hosts' ssh commands filled both cores.
+        home = netns.lab_run_dir(lab) / "netns" / hosts[1].name / "home"
+        assert initiator.run("echo $HOME").stdout.strip() == str(home)
+        assert initiator.run("ls -A ~").stdout.strip() == "", "a host's home holds no shell rc file"
         # A second `up` of the same lab is refused while it is up.
         again = cli("lab", "up", str(lab_file))
         assert again.returncode != 0 and "up already" in again.stderr
