@@ -701,22 +701,37 @@ def _host_logs(log_dir: Path, client: str) -> dict[str, str]:
 
 
 def server_job_pids(initiator: Initiator, address: str) -> list[int]:
-    """The job processes a host's fio server runs now (the listening server excluded).
+    """The processes running a host's fio jobs now."""
+    return job_pids_in(initiator.run_unchecked("ps -eo pid=,ppid=,args=").stdout, address)
 
-    Job processes are the server's descendants (same command line); the
-    listener is the match whose parent is not a match. On a machine where
-    several servers run (the netns lab shares one process table), only those
-    whose command line carries this host's address count.
+
+def job_pids_in(listing: str, address: str) -> list[int]:
+    """From `ps -eo pid=,ppid=,args=`: the fio server's job processes, three generations below its listener.
+
+    A fio server forks a connection handler per client (1 generation below the listener); a job file
+    received makes the handler fork the run's backend (2), which sets the jobs up and forks one process
+    per job (3; IOGate's job files never ask for thread=1). Counting every descendant as a job, the
+    measured phase began at the client's connect, before any job, and a stop 3 s later could find jobs
+    with under a second measured, or reach only the handler and backend (signalled in their set-up, the
+    client then waited for results until its limit). SIGINT to a job process ends every job of the run as
+    at its runtime, results kept. On a machine where several servers run (the netns lab shares one
+    process table), only the processes whose command line carries this host's address count.
     """
-    listing = initiator.run_unchecked("ps -eo pid=,ppid=,args=").stdout
     rows = []
     for line in listing.splitlines():
         parts = line.split(None, 2)
         if len(parts) == 3 and parts[2].startswith("fio ") and "--server" in parts[2]:
             rows.append((int(parts[0]), int(parts[1]), parts[2]))
     own = [r for r in rows if address in r[2]] or rows
-    pids = {r[0] for r in own}
-    return [pid for pid, ppid, _ in own if ppid in pids]
+    parent = {pid: ppid for pid, ppid, _ in own}
+
+    def depth(pid: int) -> int:
+        steps = 0
+        while parent.get(pid) in parent and steps <= len(parent):
+            pid, steps = parent[pid], steps + 1
+        return steps
+
+    return [pid for pid, _, _ in own if depth(pid) >= 3]
 
 
 def interrupt_server_jobs(initiator: Initiator, address: str) -> list[int]:
