@@ -61,10 +61,14 @@ from iogate.engines.fio.aborts import abort_message, interrupted_message
 from iogate.engines.fio.versions import require_readable
 from iogate.engines.workload import JobSpec, RunPlan
 from iogate.errors import EngineError, HostError
+from iogate.hosts import processes
+from iogate.hosts.cpu_sampler import CpuSampler
 from iogate.hosts.guard import Guard, distinct
 from iogate.hosts.initiator import Initiator
 from iogate.hosts.preflight import fio_server_address
+from iogate.hosts.workdir import RemoteWorkdir
 from iogate.lab import DEFAULT_LIVENESS, HostLiveness
+from iogate.metrics.cpu_window import CpuSample, busy_over
 from iogate.metrics.hostcpu import cpu_pct_per_kiops
 from iogate.metrics.merge import merge_directions
 from iogate.metrics.nodata import NoData
@@ -456,14 +460,18 @@ class ClientServerEngine(HostEngine):
             job_path.write_text(jobfile.render(jobs, str(logs), self.settings))
             argv += [f"--client={client_by_host[host]}", str(job_path)]
 
+        ledger = self.current_run.ledger
         before = dict(zip(initiators, _parallel(initiators.values(), Initiator.cpu_ticks), strict=True))
+        samplers = dict(zip(initiators, _parallel(initiators.items(), lambda item: _Sampling.start(
+            self.current_run, point, point_dir / item[0], item[1], plan.duration_s + self.grace_s)), strict=True))
         started_ms = int(time.time() * 1000)
-        entry = self.current_run.ledger.intend("process", name="fio client", marker=str(point_dir), hosts=sorted(by_host))
+        entry = ledger.intend("process", name="fio client", marker=str(point_dir), hosts=sorted(by_host))
         try:
             output = self._drive(argv, point_dir, host_by_client, initiators, plan.duration_s + self.grace_s,
                                  control and _ClusterSteer(initiators, max(j.workload.ramp_s for j in plan.jobs), control))
         finally:
-            release(self.current_run.ledger, [entry])
+            release(ledger, [entry])
+            cpu_samples = dict(zip(initiators, _parallel(samplers.values(), _Sampling.finish), strict=True))
         ended_ms = int(time.time() * 1000)
         after = dict(zip(initiators, _parallel(initiators.values(), Initiator.cpu_ticks), strict=True))
 
@@ -479,6 +487,10 @@ class ClientServerEngine(HostEngine):
             end_ms = max((s.t_ms for s in samples), default=ended_ms)
             busy = after[host][0] - before[host][0]
             total = after[host][1] - before[host][1]
+            start_ms = max(end_ms - runtime_ms, started_ms)
+            # Busy while the host measured; the whole point's figure (set-up and drain included) only
+            # where the sampler has fewer than two samples inside that window.
+            measured_busy = busy_over(cpu_samples[host], start_ms, end_ms)
             hosts[host] = HostResult(
                 host=host,
                 client=client_by_host[host],
@@ -487,9 +499,9 @@ class ClientServerEngine(HostEngine):
                 # the exact runtime: the grid finds the true start on the jobs' own phase (metrics.grid).
                 series=Series(tuple(samples), tuple(hist), spans=tuple(
                     JobSpan(host, name, ended_ms - runtime_ms, ended_ms) for name in sorted({j.name for j in jobs}))),
-                start_ms=max(end_ms - runtime_ms, started_ms),
+                start_ms=start_ms,
                 end_ms=end_ms,
-                cpu_busy_pct=100.0 * busy / max(total, 1),
+                cpu_busy_pct=measured_busy if measured_busy is not None else 100.0 * busy / max(total, 1),
                 artifacts={f"{host} job file": str(point_dir / host / "job.fio")},
             )
         return ClusterResult(hosts=hosts, result=self._combine(plan, point_dir, hosts))
@@ -642,6 +654,34 @@ class _Answers:
                 self.said = "answered"
             else:
                 self.said = said
+
+
+@dataclass
+class _Sampling:
+    """One host's CPU sampler over a point (iogate/hosts/cpu_sampler.py): its file in the point's own
+    directory where the host shares this machine's files (local, netns), else in a journalled working
+    directory on the host."""
+
+    run: Run
+    sampler: CpuSampler
+    workdir: RemoteWorkdir | None
+
+    @classmethod
+    def start(cls, run: Run, point: str, local_dir: Path, initiator: Initiator, max_s: float) -> _Sampling:
+        workdir = None
+        if processes.shares_processes(initiator):
+            local_dir.mkdir(parents=True, exist_ok=True)
+            folder = str(local_dir)
+        else:
+            workdir = RemoteWorkdir(run, initiator, point)
+            folder = workdir.path
+        return cls(run, CpuSampler.start(run.ledger, initiator, f"{folder}/cpu.samples", max_s), workdir)
+
+    def finish(self) -> list[CpuSample]:
+        samples = self.sampler.finish(self.run.ledger)
+        if self.workdir is not None:
+            self.workdir.remove(failing=not samples)
+        return samples
 
 
 class _ClusterSteer:

@@ -1,0 +1,55 @@
+"""A per-second /proc/stat sampler on a lab host, over a run point (iogate/metrics/cpu_window.py).
+
+One bash process per host and point, started before the engine and stopped after it; it forks
+nothing per sample (bash's own `read` of /proc/stat, $EPOCHREALTIME, `read -t 1` on a FIFO as
+its clock; `date` only under bash < 5), so it costs the host next to nothing while the engine
+measures. It ends by itself after max_s samples: a sampler a crashed run left behind dies on its
+own as well as by the journal (iogate/hosts/processes.py, marker: its output path).
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+
+from iogate.errors import HostError
+from iogate.hosts import processes
+from iogate.hosts.initiator import Initiator
+from iogate.metrics.cpu_window import CpuSample, parse_samples
+from iogate.run.ledger import Entry, Ledger
+
+# $1 = the output path (the marker), $2 = how many samples at most.
+SCRIPT = (
+    'f="$1.fifo"; rm -f "$f"; mkfifo "$f" && exec 9<>"$f" || exit 1; n=0; '
+    'while [ "$n" -lt "$2" ]; do read -r l </proc/stat; t=${EPOCHREALTIME:-}; t=${t/[.,]/}; '
+    '[ -n "$t" ] || t=$(date +%s%6N); printf "%s %s\\n" "$t" "$l"; n=$((n+1)); read -t 1 -u 9 _ || :; done; rm -f "$f"'
+)
+
+
+@dataclass
+class CpuSampler:
+    host: Initiator
+    path: str
+    entry: Entry
+
+    @classmethod
+    def start(cls, ledger: Ledger, host: Initiator, path: str, max_s: float) -> CpuSampler:
+        """Start sampling into `path` on the host (its directory exists), for at most max_s seconds."""
+        entry = processes.journal(ledger, host, "cpu sampler", path)
+        q = shlex.quote  # the script holds printf's % signs: the line is built here, not by run()'s % args
+        host.run(f"nohup bash -c {q(SCRIPT)} iogate-cpu-sampler {q(path)} {int(max_s) + 1} > {q(path)} 2>/dev/null < /dev/null &")
+        return cls(host, path, entry)
+
+    def finish(self, ledger: Ledger) -> list[CpuSample]:
+        """Stop the sampler and read what it wrote ([] where the host could not be read: the caller keeps
+        the whole point's figure)."""
+        try:
+            # The path split in two: this shell's own command line must not carry the marker the kill looks for.
+            folder, name = (shlex.quote(part) for part in self.path.rsplit("/", 1))
+            text = self.host.run(f"{processes.kill_script(self.path)}; d={folder}; n={name}; "
+                                 'cat "$d/$n"; rm -f "$d/$n" "$d/$n.fifo"', attempts=1).stdout
+        except HostError:
+            processes.ended(ledger, self.entry, self.host, exited_cleanly=False)
+            return []
+        ledger.released(self.entry)
+        return parse_samples(text)
