@@ -53,3 +53,10 @@ class CpuSampler:
             return []
         ledger.released(self.entry)
         return parse_samples(text)
+
+    def abandon(self, ledger: Ledger) -> None:
+        """The host is lost: no command goes to it. A sampler that shares this machine's processes (local,
+        netns) is killed here; one on a remote host stays journalled for the teardown or `iogate cleanup`
+        (it also ends by itself after its max_s)."""
+        if processes.shares_processes(self.host):
+            processes.ended(ledger, self.entry, self.host, exited_cleanly=False)

@@ -68,3 +68,24 @@ def test_a_sampler_left_behind_ends_by_itself(tmp_path: Path) -> None:
         time.sleep(0.2)
     assert subprocess.run(["pgrep", "-f", path], capture_output=True).returncode != 0
     assert len(parse_samples(Path(path).read_text())) == 2  # max_s + 1 samples, then the loop ends
+
+
+class _Unreachable(Initiator):
+    """A host whose link is down: any command would hang, so any command fails the test."""
+
+    def run_unchecked(self, command: str, *args: str, **_: object):  # type: ignore[override]
+        raise AssertionError(f"a command went to the lost host: {command!r}")
+
+
+def test_an_abandoned_sampler_sends_the_lost_host_nothing_and_is_killed_here(tmp_path: Path) -> None:
+    host = Initiator.from_config(HostConfig(name="localhost", transport="local://"))
+    ledger = Ledger.create(tmp_path)
+    path = str(tmp_path / "cpu.samples")
+    sampler = CpuSampler.start(ledger, host, path, max_s=120)
+    sampler.host = _Unreachable.from_config(HostConfig(name="localhost", transport="local://"))
+    sampler.abandon(ledger)
+    deadline = time.monotonic() + 30  # a wait for the kill to land, not a margin
+    while subprocess.run(["pgrep", "-f", path], capture_output=True).returncode == 0 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert subprocess.run(["pgrep", "-f", path], capture_output=True, text=True).stdout == ""
+    assert ledger.open_entries() == []

@@ -466,12 +466,17 @@ class ClientServerEngine(HostEngine):
             self.current_run, point, point_dir / item[0], item[1], plan.duration_s + self.grace_s)), strict=True))
         started_ms = int(time.time() * 1000)
         entry = ledger.intend("process", name="fio client", marker=str(point_dir), hosts=sorted(by_host))
+        watch = _Watch(host_by_client)
         try:
             output = self._drive(argv, point_dir, host_by_client, initiators, plan.duration_s + self.grace_s,
-                                 control and _ClusterSteer(initiators, max(j.workload.ramp_s for j in plan.jobs), control))
+                                 control and _ClusterSteer(initiators, max(j.workload.ramp_s for j in plan.jobs), control),
+                                 watch=watch)
         finally:
             release(ledger, [entry])
-            cpu_samples = dict(zip(initiators, _parallel(samplers.values(), _Sampling.finish), strict=True))
+            # A lost host is not asked again (a command over a dead link hangs until TCP gives up): its
+            # sampler ends by itself after max_s and stays journalled for the teardown's clean-up.
+            cpu_samples = dict(zip(initiators, _parallel(
+                samplers.items(), lambda item: item[1].abandon() if item[0] in watch.failures else item[1].finish()), strict=True))
         ended_ms = int(time.time() * 1000)
         after = dict(zip(initiators, _parallel(initiators.values(), Initiator.cpu_ticks), strict=True))
 
@@ -535,10 +540,12 @@ class ClientServerEngine(HostEngine):
 
     # -- running the client ----------------------------------------------------------------
     def _drive(self, argv: list[str], point_dir: Path, host_by_client: Mapping[str, str],
-               initiators: Mapping[str, Initiator], limit_s: float, steer: _ClusterSteer | None = None) -> Path:
+               initiators: Mapping[str, Initiator], limit_s: float, steer: _ClusterSteer | None = None,
+               watch: _Watch | None = None) -> Path:
         """Run the client to its end (or, asked through `steer`, end it early keeping the results),
-        or stop everything when a host fails; returns the file holding its stdout (client.out)."""
-        watch = _Watch(host_by_client)
+        or stop everything when a host fails; returns the file holding its stdout (client.out). `watch`
+        collects the hosts lost on the way (the caller's, to leave them alone afterwards)."""
+        watch = watch if watch is not None else _Watch(host_by_client)
         proc = subprocess.Popen(argv, cwd=point_dir, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True, start_new_session=True)
         assert proc.stdout is not None and proc.stderr is not None
@@ -682,6 +689,11 @@ class _Sampling:
         if self.workdir is not None:
             self.workdir.remove(failing=not samples)
         return samples
+
+    def abandon(self) -> list[CpuSample]:
+        """The host was lost: nothing is asked of it (its sampler and directory stay journalled)."""
+        self.sampler.abandon(self.run.ledger)
+        return []
 
 
 class _ClusterSteer:
