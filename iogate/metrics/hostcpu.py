@@ -10,6 +10,11 @@ fields only (user nice system idle iowait irq softirq steal): the kernel counts
 guest time inside user and guest_nice inside nice as well as in fields 9 and 10
 (proc(5)), so a KVM host summing all ten counts its guests twice (82 % busy reads
 90.1 %). Busy = everything but idle and iowait (an idle CPU waiting for I/O is idle).
+
+Niced time is busy. fio runs at nice 0, but under CFS a nice-10 neighbour still
+weighs 110 against fio's 1024 (a nice-19 one 15): on a contended CPU it takes
+its share from fio's submission and completion threads. An initiator whose CPUs
+are full of "background" work is not fit to measure, whatever its niceness.
 """
 
 from __future__ import annotations

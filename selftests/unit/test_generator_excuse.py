@@ -67,6 +67,14 @@ def test_a_cpu_line_without_guest_fields_and_a_text_that_is_not_proc_stat() -> N
         cpu_ticks("intr 1 2 3\n")
 
 
+def test_niced_time_is_busy() -> None:
+    """A niced neighbour (a test suite run under `nice`) beside a light fio: user 300, nice 9200, system 200,
+    idle 200, iowait 100: busy 300 + 9200 + 200 = 9700 of 10000 = 97 %, a saturated generator; counting nice as
+    idle would read 5 % and let the point be judged while the neighbour took its CFS share from fio."""
+    before, after = cpu_ticks("cpu  0 0 0 0 0 0 0 0\n"), cpu_ticks("cpu  300 9200 200 200 100 0 0 0\n")
+    assert busy_pct_between(before, after) == 97.0
+
+
 def _run(name: str, *hosts: str, busy: dict[str, float] | None = None) -> RunResult:
     return RunResult(name, tuple(JobResult(f"job{i}", host, {}) for i, host in enumerate(hosts)), Series(), 0, 0,
                      cpu_busy_pct=busy or {})
