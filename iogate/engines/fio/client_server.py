@@ -23,6 +23,10 @@ the JSON text copied to client.json on the way; each host's per-second logs are
 then read, parsed and dropped one host at a time, so only the results and
 samples stay (selftests/bench/test_bench_scale.py times 1,000 hosts).
 
+No live series: fio's client keeps its servers' status reports (--status-interval) to
+the end, as more client_stats entries (status_reports_named refuses them), so nothing is
+published to a live judge and a point runs its planned time (docs/early-stop.md).
+
 Failures: a host whose fio server disconnects (or cannot be reached), or whose
 transport stops answering the watchdog, ends the run: the client is interrupted
 (fio then tells every other server to stop its jobs), leftover job processes on
@@ -273,15 +277,37 @@ class HostJobs:
 
 
 def stream_host_jobs(entries: Iterable[Mapping[str, Any]], host_by_client: Mapping[str, str],
-                     source: str = "fio client output") -> Iterator[HostJobs]:
+                     source: str = "fio client output", numjobs: Mapping[tuple[str, str], int] | None = None) -> Iterator[HostJobs]:
     """Per lab host, its JobResults and runtime, each entry reduced to typed directions and bins as it
     is read (parse.parse_entry): the raw json+ of one entry at a time is all that is held. Hosts come
     in host_by_client's order once every entry is read; an entry of an unknown client, or a host
-    without results, is an EngineError naming it (as split_by_host)."""
+    without results, is an EngineError naming it (as split_by_host). With `numjobs` ((host, job) ->
+    the plan's clones), a job with more entries than clones is an EngineError (status_reports_named)."""
     per_host = _group_by_host(entries, host_by_client, source, parse.parse_entry)
     for host in list(per_host):
         parsed = per_host.pop(host)
+        if numjobs is not None:
+            status_reports_named(host, [p.name for p in parsed], numjobs, source)
         yield HostJobs(host, parse.jobs_of_entries(parsed, host), max(p.runtime_ms for p in parsed))
+
+
+def status_reports_named(host: str, names: Iterable[str], numjobs: Mapping[tuple[str, str], int], source: str) -> None:
+    """Refuse a host whose jobs have more client_stats entries than the plan has clones.
+
+    A fio server that sends status reports (one started with --status-interval, or given it per
+    --client) has fio 3.33's client keep every report as one more client_stats entry, printed only at
+    the end (selftests/unit/test_client_status_reports.py): read as numjobs clones, the reports would
+    be summed into the job's I/Os. Nothing tells a report from a clone but the count.
+    """
+    counts: dict[str, int] = {}
+    for name in names:
+        counts[name] = counts.get(name, 0) + 1
+    extra = {name: n for name, n in counts.items() if n > numjobs.get((host, name), n)}
+    if extra:
+        jobs = ", ".join(f"{name} ({n} entries, {numjobs[(host, name)]} planned)" for name, n in sorted(extra.items()))
+        raise EngineError(f"{source}: host {host}: more client_stats entries than the plan's clones for {jobs}: its fio server "
+                          "sends status reports (started with --status-interval?), which fio's client keeps as entries; "
+                          "the run's results cannot be told from them. Restart that server without --status-interval")
 
 
 def split_by_host(data: Mapping[str, Any], host_by_client: Mapping[str, str], source: str = "fio client output") -> dict[str, list[dict]]:
@@ -486,7 +512,8 @@ class ClientServerEngine(HostEngine):
         source = str(point_dir / "client.out")
         entries = stream_client_entries(output, source, copy_to=point_dir / "client.json")
         hosts: dict[str, HostResult] = {}
-        for share in stream_host_jobs(entries, host_by_client, source):
+        clones = {(job.target.host, job.name): job.workload.numjobs for job in plan.jobs}
+        for share in stream_host_jobs(entries, host_by_client, source, numjobs=clones):
             host, jobs, runtime_ms = share.host, share.jobs, share.runtime_ms
             samples, hist = parse.parse_logs(_host_logs(point_dir / host / "logs", client_by_host[host]), host)
             end_ms = max((s.t_ms for s in samples), default=ended_ms)
@@ -699,10 +726,10 @@ class _Sampling:
 class _ClusterSteer:
     """The LoadControl's engine side for a cluster run.
 
-    fio's client gets no status reports from its servers, so the measured phase
-    is taken to begin one ramp after every host runs its job processes (their
-    set-up on a LAN host is short; the RunResult's start, from each host's
-    job_runtime, stays exact). Asked to stop, each host's job processes get
+    fio's client prints no status report of its servers while they run (it keeps
+    them to the end: status_reports_named), so the measured phase is taken to begin
+    one ramp after every host runs its job processes (their set-up on a LAN host is
+    short; the RunResult's start, from each host's job_runtime, stays exact). Asked to stop, each host's job processes get
     SIGINT: they end as at their runtime and the servers still send results and
     logs (SIGINT to the client instead would drop them).
     """
