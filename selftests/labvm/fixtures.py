@@ -39,7 +39,7 @@ def labvm(labvm_run: Run, request: pytest.FixtureRequest) -> Iterator[vm_mod.Lab
     started = time.monotonic()
     image = image_mod.ensure_image()
     built_s = time.monotonic() - started
-    guest = vm_mod.boot(labvm_run, image)
+    guest = vm_mod.boot(labvm_run, image, die_with_caller=True)  # a SIGKILLed session takes qemu with it
     print(f"\nlab VM: image ready in {built_s:.0f} s, booted in {guest.boot_seconds:.0f} s, {guest.transport}")
     failed_before = request.session.testsfailed
     yield guest

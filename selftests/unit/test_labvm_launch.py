@@ -52,3 +52,27 @@ def test_without_flag_child_outlives_caller() -> None:
         assert _alive(pid)
     finally:
         os.kill(pid, signal.SIGKILL)
+
+
+def test_a_session_boots_the_vm_to_die_with_it_and_does_not_wait(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """fixtures/lab.py's bring-up (labvm up_with_caller): boot is asked for die_with_caller, the state file is
+    written, and the call returns while qemu still runs (the session goes on; `down` stops it later)."""
+    from iogate.labs.labvm import cli
+
+    asked: dict[str, object] = {}
+
+    class _Vm:
+        transport, ssh_key, pid, marker, port, boot_seconds = "ssh 127.0.0.1:1", "/k", 1, "m", 1, 0.0
+
+        def alive(self) -> bool:
+            raise AssertionError("up_with_caller waited for qemu to end")
+
+    def boot(run, image, **kwargs):  # type: ignore[no-untyped-def]
+        asked.update(kwargs)
+        return _Vm()
+
+    monkeypatch.setattr(cli.image_mod, "ensure_image", lambda: object())
+    monkeypatch.setattr(cli.vm_mod, "boot", boot)
+    assert cli.up_with_caller(tmp_path) == 0
+    assert asked["die_with_caller"] is True
+    assert (tmp_path / cli.STATE_NAME).exists()

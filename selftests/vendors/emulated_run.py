@@ -9,7 +9,8 @@ starts the emulated array (selftests/vendors/emulate.py: the backed,
 spec-checked fake over the guest, capped at its service level), runs the command
 with `{lab}` replaced by the generated lab file and `{vendor}` by the vendor's
 name, and stops the emulator (which removes its backing from the guest and fails
-on any spec violation it saw). The VM goes down at the end, whatever happened.
+on any spec violation it saw). The VM goes down at the end, whatever happened:
+even a SIGKILLed emulated_run takes qemu with it (`labvm up --die-with-caller`).
 Exit status: 0 only when every command and every emulator ended with 0; the
 emulator ends with 1 when anything is left on the fake array, of it in the guest,
 or as an iSCSI session / NVMe controller on the host (emulate.py leftovers).
@@ -45,7 +46,7 @@ from pathlib import Path
 import yaml
 
 from iogate.labs.labvm.cli import STATE_NAME
-from iogate.labs.labvm.vm import free_port
+from iogate.labs.labvm.vm import free_port, launch
 from selftests.vendors.behaviour.conftest import VENDORS
 from selftests.vendors.emulate import DEFAULT_IOPS_PER_VOLUME
 
@@ -55,6 +56,23 @@ INTERRUPTED = 2  # what pytest and a Python tool interrupted by ^C exit with (py
 
 def _labvm(*args: str) -> None:
     subprocess.run([sys.executable, "-m", "iogate", "labvm", *args], cwd=ROOT, check=True)
+
+
+def _labvm_up(vm_dir: Path) -> subprocess.Popen[bytes]:
+    """`labvm up --die-with-caller` in the foreground of a child that itself dies with this process: a SIGKILLed
+    emulated_run takes the child and so qemu with it. Returns once the child says the VM is up."""
+    argv = [sys.executable, "-m", "iogate", "labvm", "up", "--die-with-caller", "--workdir", str(vm_dir), "--port", str(free_port())]
+    child = launch(argv, stdout=subprocess.PIPE, die_with_caller=True)
+    assert child.stdout is not None
+    said = []
+    for raw in child.stdout:
+        line = raw.decode(errors="replace").rstrip()
+        print(line, flush=True)
+        said.append(line)
+        if line.startswith("lab VM up"):
+            return child
+    child.wait()
+    raise SystemExit(f"emulated_run: `labvm up` ended with {child.returncode} before the VM was up: {' | '.join(said[-5:])}")
 
 
 def _start_emulator(vendor: str, state: dict[str, str], where: Path, iops: int) -> tuple[subprocess.Popen[str], Path]:
@@ -147,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--together: each vendor once, the word {labs} in the command, and no --kill-after")
     args.workdir.mkdir(parents=True, exist_ok=True)
     vm_dir = args.workdir / "vm"
-    _labvm("up", "--workdir", str(vm_dir), "--port", str(free_port()))
+    up = _labvm_up(vm_dir)
     failed: list[str] = []
     try:
         state = json.loads((vm_dir / STATE_NAME).read_text())
@@ -171,6 +189,7 @@ def main(argv: list[str] | None = None) -> int:
                     failed.append(f"{vendor}: emulator (spec violations or a backing left behind)")
     finally:
         _labvm("down", "--workdir", str(vm_dir))
+        up.wait(timeout=120)  # it leaves once qemu has ended
     for item in failed:
         print(f"emulated_run: failed: {item}", file=sys.stderr)
     return 1 if failed else 0

@@ -68,7 +68,15 @@ def _build(force: bool) -> int:
     return 0
 
 
-def _up(state_path: Path, args: argparse.Namespace) -> int:
+def up_with_caller(workdir: str | Path) -> int:
+    """Boot the VM for this process (a pytest session) without waiting in the foreground: qemu is SIGKILLed by
+    the kernel when the thread that called this exits (call it from the main thread), so a killed session
+    leaves no qemu behind; `labvm down` or `iogate cleanup` still stop it the ordinary way."""
+    args = _parser().parse_args(["up", "--workdir", str(workdir), "--die-with-caller"])
+    return _up(Path(workdir) / STATE_NAME, args, stay=False)
+
+
+def _up(state_path: Path, args: argparse.Namespace, *, stay: bool | None = None) -> int:
     if state_path.exists():
         state = json.loads(state_path.read_text())
         if _qemu_alive(state):
@@ -82,7 +90,7 @@ def _up(state_path: Path, args: argparse.Namespace) -> int:
     state_path.write_text(json.dumps(state, indent=2) + "\n")
     print(f"lab VM up in {vm.boot_seconds:.0f} s: {vm.transport} (key {vm.ssh_key}); ssh -i {vm.ssh_key} -p {vm.port} root@127.0.0.1",
           flush=True)
-    if args.die_with_caller:
+    if args.die_with_caller if stay is None else stay:
         # qemu dies with this process (PDEATHSIG, set from the main thread): stay here until qemu ends.
         while vm.alive():
             time.sleep(2)
