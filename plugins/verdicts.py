@@ -100,6 +100,9 @@ class Judge:
     def speed(self, case: str, run: RunResult) -> list[Verdict]:
         return self(self.by_spec.speed(case, run))
 
+    def top_step_runtime_s(self, case: str, runtime_s: float, *, backend: bool) -> float:
+        return self.by_spec.top_step_runtime_s(case, runtime_s, backend=backend)
+
     def throughput(self, case: str, steps: Sequence[tuple[str, RunResult]], *, backend: bool) -> list[Verdict]:
         return self(self.by_spec.throughput(case, steps, backend=backend))
 
