@@ -46,7 +46,7 @@ from pathlib import Path
 import yaml
 
 from iogate.labs.labvm.cli import STATE_NAME
-from iogate.labs.labvm.vm import free_port, launch
+from iogate.labs.labvm.vm import die_with_parent, free_port, launch
 from selftests.vendors.behaviour.conftest import VENDORS
 from selftests.vendors.emulate import DEFAULT_IOPS_PER_VOLUME
 
@@ -84,7 +84,7 @@ def _start_emulators(vendors: list[str], state: dict[str, str], where: Path, iop
     """One emulator serving `vendors` at once; its lab files, one per vendor in order, once every array serves."""
     argv = [sys.executable, "-m", "selftests.vendors.emulate", ",".join(vendors), "--transport", state["transport"],
             "--ssh-key", state["ssh_key"], "--dir", str(where), "--iops-per-volume", str(iops)]
-    emulator = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    emulator = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, text=True, preexec_fn=die_with_parent)  # main thread
     assert emulator.stdout is not None
     labs = []
     for vendor in vendors:

@@ -172,7 +172,7 @@ def qemu_argv(image: Image, *, marker: str, port: int, pool_disk: Path, serial_l
 PR_SET_PDEATHSIG = 1
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """preexec_fn: ask the kernel to SIGKILL this child when its parent goes away."""
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
@@ -186,7 +186,7 @@ def launch(argv: list[str], *, stdout: IO[bytes] | int | None = None, die_with_c
     call this from the main thread (never from a worker thread or executor), or the child is killed
     as soon as that thread ends.
     """
-    preexec = _die_with_parent if die_with_caller else None
+    preexec = die_with_parent if die_with_caller else None
     return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=stdout, stderr=subprocess.STDOUT,
                             start_new_session=True, preexec_fn=preexec)
 
