@@ -102,14 +102,14 @@ class SpecJudge:
         mine = [check.evaluate(run) for check in self._for_case("kpi", case) if check.name.startswith(SPEED)]
         return [*mine, *rule_verdicts(self.family("kpi"), run)]
 
-    def top_step_runtime_s(self, case: str, runtime_s: float, *, backend: bool, round_s: float = 1.0) -> float:
+    def top_step_runtime_s(self, case: str, runtime_s: float, *, backend: bool) -> float:
         """How long the case's top THROUGHPUT step must run for `throughput` to judge its steady state: at least
         runtime_s; with a steady_state check, its window of one-second rounds plus the run's last second (left out of
         judged series: fio logs it partial) plus one for the grid's edges. A 4 s smoke step gave 3 rounds or,
         its edges falling the other way, 2: a 3-round window then failed a steady array."""
         windows = [int(c.params.window_rounds) for c in self._for_case("kpi", case)  # type: ignore[attr-defined]
                    if c.criterion == steady_state.NAME] if backend else []
-        return max([runtime_s, *((w + 2) * round_s for w in windows)])
+        return max([runtime_s, *(w + 2.0 for w in windows)])
 
     def throughput(self, case: str, steps: Sequence[tuple[str, RunResult]], *, backend: bool) -> list[Verdict]:
         """THROUGHPUT: the rules on every step's run; the case's throughput checks on the steps' curve (curve criteria)

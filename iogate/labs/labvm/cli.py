@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "build":
             return _build(args.force)
         if args.command == "up":
-            return _up(state_path, args)
+            return _up(state_path, args, stay=args.die_with_caller)
         return _down(state_path)
     except IOGateError as exc:
         print(f"labvm {args.command}: {exc}")
@@ -76,7 +76,7 @@ def up_with_caller(workdir: str | Path) -> int:
     return _up(Path(workdir) / STATE_NAME, args, stay=False)
 
 
-def _up(state_path: Path, args: argparse.Namespace, *, stay: bool | None = None) -> int:
+def _up(state_path: Path, args: argparse.Namespace, *, stay: bool) -> int:
     if state_path.exists():
         state = json.loads(state_path.read_text())
         if _qemu_alive(state):
@@ -90,7 +90,7 @@ def _up(state_path: Path, args: argparse.Namespace, *, stay: bool | None = None)
     state_path.write_text(json.dumps(state, indent=2) + "\n")
     print(f"lab VM up in {vm.boot_seconds:.0f} s: {vm.transport} (key {vm.ssh_key}); ssh -i {vm.ssh_key} -p {vm.port} root@127.0.0.1",
           flush=True)
-    if args.die_with_caller if stay is None else stay:
+    if stay:
         # qemu dies with this process (PDEATHSIG, set from the main thread): stay here until qemu ends.
         while vm.alive():
             time.sleep(2)
