@@ -5,11 +5,16 @@ nothing per sample (bash's own `read` of /proc/stat, $EPOCHREALTIME, `read -t 1`
 its clock; `date` only under bash < 5), so it costs the host next to nothing while the engine
 measures. It ends by itself after max_s samples: a sampler a crashed run left behind dies on its
 own as well as by the journal (iogate/hosts/processes.py, marker: its output path).
+
+Given block devices' stat files, it reads those too with the same clock, one line each
+(`<epoch us> dev <index> <fields>`): the live feed of a client/server point
+(iogate/metrics/device_feed.py). The CPU lines are unchanged (cpu_window.parse_samples skips the rest).
 """
 
 from __future__ import annotations
 
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from iogate.errors import HostError
@@ -18,11 +23,13 @@ from iogate.hosts.initiator import Initiator
 from iogate.metrics.cpu_window import CpuSample, parse_samples
 from iogate.run.ledger import Entry, Ledger
 
-# $1 = the output path (the marker), $2 = how many samples at most.
+# $1 = the output path (the marker), $2 = how many samples at most, then the device stat files to read.
 SCRIPT = (
-    'f="$1.fifo"; rm -f "$f"; mkfifo "$f" && exec 9<>"$f" || exit 1; n=0; '
-    'while [ "$n" -lt "$2" ]; do read -r l </proc/stat; t=${EPOCHREALTIME:-}; t=${t/[.,]/}; '
-    '[ -n "$t" ] || t=$(date +%s%6N); printf "%s %s\\n" "$t" "$l"; n=$((n+1)); read -t 1 -u 9 _ || :; done; rm -f "$f"'
+    'f="$1.fifo"; m="$2"; shift 2; rm -f "$f"; mkfifo "$f" && exec 9<>"$f" || exit 1; n=0; '
+    'while [ "$n" -lt "$m" ]; do read -r l </proc/stat; t=${EPOCHREALTIME:-}; t=${t/[.,]/}; '
+    '[ -n "$t" ] || t=$(date +%s%6N); printf "%s %s\\n" "$t" "$l"; '
+    'i=0; for p in "$@"; do read -r d <"$p" && printf "%s dev %s %s\\n" "$t" "$i" "$d"; i=$((i+1)); done; '
+    'n=$((n+1)); read -t 1 -u 9 _ || :; done; rm -f "$f"'
 )
 
 
@@ -33,11 +40,13 @@ class CpuSampler:
     entry: Entry
 
     @classmethod
-    def start(cls, ledger: Ledger, host: Initiator, path: str, max_s: float) -> CpuSampler:
-        """Start sampling into `path` on the host (its directory exists), for at most max_s seconds."""
+    def start(cls, ledger: Ledger, host: Initiator, path: str, max_s: float, devices: Sequence[str] = ()) -> CpuSampler:
+        """Start sampling into `path` on the host (its directory exists), for at most max_s seconds; `devices`:
+        block stat files (/sys/class/block/<dev>/stat) read each second too, numbered in this order."""
         entry = processes.journal(ledger, host, "cpu sampler", path)
         q = shlex.quote  # the script holds printf's % signs: the line is built here, not by run()'s % args
-        host.run(f"nohup bash -c {q(SCRIPT)} iogate-cpu-sampler {q(path)} {int(max_s) + 1} > {q(path)} 2>/dev/null < /dev/null &")
+        stats = "".join(f" {q(device)}" for device in devices)
+        host.run(f"nohup bash -c {q(SCRIPT)} iogate-cpu-sampler {q(path)} {int(max_s) + 1}{stats} > {q(path)} 2>/dev/null < /dev/null &")
         return cls(host, path, entry)
 
     def finish(self, ledger: Ledger) -> list[CpuSample]:

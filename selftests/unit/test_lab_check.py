@@ -135,3 +135,13 @@ def test_a_static_lab_is_told_how_many_volumes_the_suite_asks_for() -> None:
     assert "note     the whole suite asks the static array for 6 volume(s) over iscsi; the lab lists 1 of at least 160 MiB" in text
     assert "skip     test_replica_initial_sync: array driver static lacks capability replicate" in text
     assert "test_snapshot_impact" not in text and "test_dedupe_during_load" not in text  # its hooks do both
+
+
+def test_the_check_says_which_families_the_labs_spec_leaves_unjudged() -> None:
+    """labs/labvm.yaml's spec judges baseline, protocols and events only: the other families' tests would fail
+    'nothing judged' under it, and the check says so before a run (criteria/labvm.yaml's families, by hand)."""
+    ok, lines = check(ROOT / "labs" / "labvm.yaml", profile_name="smoke")
+    text = "\n".join(lines)
+    assert ok, text
+    assert (f"acceptance spec {ROOT / 'criteria' / 'labvm.yaml'} loads; it judges baseline, protocols, events "
+            "(no checks for sweep, tiles, kpi, scaling, regression: their tests would fail 'nothing judged')") in text

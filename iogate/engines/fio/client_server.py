@@ -23,9 +23,11 @@ the JSON text copied to client.json on the way; each host's per-second logs are
 then read, parsed and dropped one host at a time, so only the results and
 samples stay (selftests/bench/test_bench_scale.py times 1,000 hosts).
 
-No live series: fio's client keeps its servers' status reports (--status-interval) to
-the end, as more client_stats entries (status_reports_named refuses them), so nothing is
-published to a live judge and a point runs its planned time (docs/early-stop.md).
+Live series: fio's client keeps its servers' status reports (--status-interval) to the
+end, as more client_stats entries (status_reports_named refuses them), so the live judge is
+fed from outside fio: each host's sampler also reads the block counters of the jobs' devices
+each second (cs_live, iogate/metrics/device_feed.py; jobs alone on a block device only), and a
+stop asked for ends every host's jobs (_ClusterSteer). The verdicts still come from fio's logs.
 
 Failures: a host whose fio server disconnects (or cannot be reached), or whose
 transport stops answering the watchdog, ends the run: the client is interrupted
@@ -53,14 +55,14 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
 from iogate.engines.base import HostEngine, LoadControl, with_targets
-from iogate.engines.fio import jobfile, parse
+from iogate.engines.fio import cs_live, jobfile, parse
 from iogate.engines.fio.aborts import abort_message, interrupted_message
 from iogate.engines.fio.versions import require_readable
 from iogate.engines.workload import JobSpec, RunPlan
@@ -487,17 +489,31 @@ class ClientServerEngine(HostEngine):
             argv += [f"--client={client_by_host[host]}", str(job_path)]
 
         ledger = self.current_run.ledger
+        live = control is not None and control.wants_intervals
+        # A live judge reads each host's block counters (cs_live): the sampler reads the jobs' devices too.
+        feeds = dict(zip(initiators, _parallel(initiators.items(), lambda item: cs_live.plan_feed(item[1], by_host[item[0]])),
+                         strict=True)) if live else {}
         before = dict(zip(initiators, _parallel(initiators.values(), Initiator.cpu_ticks), strict=True))
         samplers = dict(zip(initiators, _parallel(initiators.items(), lambda item: _Sampling.start(
-            self.current_run, point, point_dir / item[0], item[1], plan.duration_s + self.grace_s)), strict=True))
+            self.current_run, point, point_dir / item[0], item[1], plan.duration_s + self.grace_s,
+            feeds[item[0]][0] if live else ())), strict=True))
         started_ms = int(time.time() * 1000)
         entry = ledger.intend("process", name="fio client", marker=str(point_dir), hosts=sorted(by_host))
         watch = _Watch(host_by_client)
+        feeder = None
+        if control is not None and live:
+            hosts_fed = {host: cs_live.HostFeed(initiators[host], samplers[host].sampler.path, samplers[host].workdir is None,
+                                                feeds[host][1]) for host in initiators if feeds[host][1]}
+            feeder = threading.Thread(target=cs_live.feed_live, args=(hosts_fed, max(j.workload.runtime_s for j in plan.jobs),
+                                                                       control, watch.stop), name="live feed", daemon=True)
+            feeder.start()
         try:
             output = self._drive(argv, point_dir, host_by_client, initiators, plan.duration_s + self.grace_s,
                                  control and _ClusterSteer(initiators, max(j.workload.ramp_s for j in plan.jobs), control),
                                  watch=watch)
         finally:
+            if feeder is not None:
+                feeder.join(timeout=10)
             release(ledger, [entry])
             # A lost host is not asked again (a command over a dead link hangs until TCP gives up): its
             # sampler ends by itself after max_s and stays journalled for the teardown's clean-up.
@@ -701,7 +717,8 @@ class _Sampling:
     workdir: RemoteWorkdir | None
 
     @classmethod
-    def start(cls, run: Run, point: str, local_dir: Path, initiator: Initiator, max_s: float) -> _Sampling:
+    def start(cls, run: Run, point: str, local_dir: Path, initiator: Initiator, max_s: float,
+              devices: Sequence[str] = ()) -> _Sampling:
         workdir = None
         if processes.shares_processes(initiator):
             local_dir.mkdir(parents=True, exist_ok=True)
@@ -709,7 +726,7 @@ class _Sampling:
         else:
             workdir = RemoteWorkdir(run, initiator, point)
             folder = workdir.path
-        return cls(run, CpuSampler.start(run.ledger, initiator, f"{folder}/cpu.samples", max_s), workdir)
+        return cls(run, CpuSampler.start(run.ledger, initiator, f"{folder}/cpu.samples", max_s, devices), workdir)
 
     def finish(self) -> list[CpuSample]:
         samples = self.sampler.finish(self.run.ledger)

@@ -25,10 +25,10 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from itertools import pairwise
 from typing import Any
 
 from iogate.engines.workload import JobSpec
+from iogate.metrics.device_feed import cumulative_at
 from iogate.metrics.types import Dir, Sample
 
 _DIRS = {"read": Dir.READ, "write": Dir.WRITE}
@@ -124,13 +124,6 @@ class StatusTail:
                 if stamp > series[-1][0]:
                     series.append((stamp, ios, lat))
 
-    def _at(self, points: list[tuple[int, float, float]], t_ms: int) -> tuple[float, float]:
-        for (t0, n0, l0), (t1, n1, l1) in pairwise(points):
-            if t0 <= t_ms <= t1:
-                share = (t_ms - t0) / (t1 - t0) if t1 > t0 else 1.0
-                return n0 + share * (n1 - n0), l0 + share * (l1 - l0)
-        return points[-1][1], points[-1][2]
-
     def _whole(self) -> list[Sample]:
         out: list[Sample] = []
         for (name, direction), points in self.points.items():
@@ -140,8 +133,8 @@ class StatusTail:
             done = self.emitted.get((name, direction), 0)
             last = math.floor((points[-1][0] - start) / self.interval_ms)
             for n in range(done + 1, last + 1):
-                n0, l0 = self._at(points, start + (n - 1) * self.interval_ms)
-                n1, l1 = self._at(points, start + n * self.interval_ms)
+                n0, l0 = cumulative_at(points, start + (n - 1) * self.interval_ms)
+                n1, l1 = cumulative_at(points, start + n * self.interval_ms)
                 ios = max(n1 - n0, 0.0)
                 latency = (l1 - l0) / ios if ios > 0 and l1 > l0 and not math.isnan(l1 - l0) else None
                 out.append(Sample(t_ms=start + n * self.interval_ms, job=name, host=self.host, dir=direction,
