@@ -137,11 +137,15 @@ def test_a_static_lab_is_told_how_many_volumes_the_suite_asks_for() -> None:
     assert "test_snapshot_impact" not in text and "test_dedupe_during_load" not in text  # its hooks do both
 
 
-def test_the_check_says_which_families_the_labs_spec_leaves_unjudged() -> None:
-    """labs/labvm.yaml's spec judges baseline, protocols and events only: the other families' tests would fail
-    'nothing judged' under it, and the check says so before a run (criteria/labvm.yaml's families, by hand)."""
-    ok, lines = check(ROOT / "labs" / "labvm.yaml", profile_name="smoke")
+def test_the_check_says_which_families_the_labs_spec_leaves_unjudged(tmp_path: Path) -> None:
+    """A spec judging baseline and events only: the other families' tests would fail 'nothing judged' under it,
+    and the check says so before a run (the families listed by hand, in the order of the spec's family names)."""
+    spec = tmp_path / "two.yaml"
+    spec.write_text("version: 1\nfamilies:\n  baseline:\n    checks:\n      no_errors:\n        criterion: no_io_errors\n"
+                    "        source: '[hand-set] no I/O error'\n  events:\n    checks:\n      no_errors:\n"
+                    "        criterion: no_io_errors\n        source: '[hand-set] no I/O error'\n")
+    ok, lines = check(ROOT / "labs" / "local.yaml", profile_name="smoke", criteria=str(spec))
     text = "\n".join(lines)
     assert ok, text
-    assert (f"acceptance spec {ROOT / 'criteria' / 'labvm.yaml'} loads; it judges baseline, protocols, events "
-            "(no checks for sweep, tiles, kpi, scaling, regression: their tests would fail 'nothing judged')") in text
+    assert (f"acceptance spec {spec} loads; it judges baseline, events "
+            "(no checks for sweep, tiles, kpi, protocols, scaling, regression: their tests would fail 'nothing judged')") in text
