@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from iogate.engines.base import LoadControl
 from iogate.engines.fio.live import planned_dirs
 from iogate.engines.workload import JobSpec
+from iogate.errors import HostError
 from iogate.hosts.initiator import Initiator
 from iogate.metrics.device_feed import DeviceTail, alone_on_device
 from iogate.metrics.types import Dir
@@ -88,6 +89,10 @@ def feed_live(hosts: Mapping[str, HostFeed], runtime_s: float, control: LoadCont
             if control.stop_requested or done.is_set():
                 return
             assert feed.tail is not None
-            samples = feed.tail.feed(feed.read())
+            try:
+                text = feed.read()
+            except HostError:
+                continue  # a host that stopped answering is the watchdog's to name; its intervals stay missing
+            samples = feed.tail.feed(text)
             if samples:
                 control.publish(name, samples)
