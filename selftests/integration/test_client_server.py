@@ -160,6 +160,60 @@ def test_guard_refuses_a_device_this_run_did_not_provision(cluster: Cluster) -> 
         cluster.engine.run_cluster(plan)
 
 
+# -- live: a client/server point stops too (its feed: each host's block counters, iogate/engines/fio/cs_live.py) --
+# Before the failure cases below: they kill h2's fio server and h3's sshd for the rest of the module.
+def _live_judge():  # type: ignore[no-untyped-def]
+    """The early-stop truth tests' spec: tiles.targets_held at 75 % of target in every 5 s interval."""
+    from iogate.judging.judge import SpecJudge
+    from selftests.integration.test_early_stop_truth import SPEC, load_spec_text
+
+    return SpecJudge(load_spec_text(SPEC))
+
+
+def test_a_target_no_host_can_hold_fail_fasts_the_cluster_point_with_the_full_runs_verdict(cluster: Cluster) -> None:
+    """Each host's VM asks 10 million IOPS of a loop device in a namespace on a 2-core machine (it does tens of
+    thousands at most): the first 5 s interval already misses the 75 % floor, so the live judge stops a 60 s point
+    within its first intervals (well before half of it), and the targets verdict fails naming the VMs."""
+    from iogate.engines.stopping import run_watched
+    from iogate.judging.live import point_watch
+    from iogate.judging.monotonic import LiveContext
+    from iogate.metrics.resample import judged_series
+
+    judge = _live_judge()
+    runtime_s, target, bucket_ms = 60.0, 10_000_000, 5000
+    workload = WorkloadSpec("vm", read_pct=100, random_pct=100, bs=4 << 10, iodepth=4, runtime_s=runtime_s, ramp_s=1,
+                            rate_iops=target)
+    plan = cluster.plan("livemiss", workload, ["h1", "h2"])
+    targets = {job.name: float(target) for job in plan.jobs}
+    watch = point_watch(judge.family("tiles"), runtime_s, context=LiveContext(targets, bucket_ms), hosts={"h1", "h2"})
+    result = run_watched(cluster.engine, plan, watch)
+    assert result.stop is not None and result.stop.kind == "fail_fast", result.stop
+    assert result.stop.at_s < runtime_s / 2, result.stop.sentence()
+    verdicts = judge.targets("tiles", result, judged_series(result, bucket_ms), targets, {"all": set(targets)})
+    held = next(v for v in verdicts if v.criterion == "targets_held")
+    assert not held.passed and "livemiss-h1" in held.detail + str(held.evidence), held.detail
+
+
+def test_a_steady_cluster_point_stops_after_min_s(cluster: Cluster) -> None:
+    """Two hosts' VMs paced at 200 IOPS each (far below what a loop device does): IOPS hold from the first second, so
+    `stop: steady` (min_s 8, 2 s rounds; a wide latency rule, since an unthrottled loop device's per-second service
+    time swings on shared cores) stops the 60 s point at or after min_s and well before its end."""
+    from iogate.engines.stopping import run_watched
+    from iogate.judging.live import point_watch
+    from iogate.judging.steady_stop import SteadyStop
+
+    judge = _live_judge()
+    runtime_s = 60.0
+    rule = SteadyStop(mode="steady", min_s=8, round_s=2, window_rounds=3, max_range_pct=100, max_slope_pct=50)
+    workload = WorkloadSpec("vm", read_pct=100, random_pct=100, bs=4 << 10, iodepth=1, runtime_s=runtime_s, ramp_s=1,
+                            rate_iops=200)
+    plan = cluster.plan("livesteady", workload, ["h1", "h2"])
+    result = run_watched(cluster.engine, plan, point_watch(judge.family("baseline"), runtime_s, steady=rule, hosts={"h1", "h2"}))
+    assert result.stop is not None and result.stop.kind == "steady", result.stop
+    assert rule.min_s <= result.stop.at_s <= runtime_s / 2, result.stop.sentence()
+    assert result.errors == 0 and result.total_iops > 0
+
+
 def _kill_once_running(pids_of: Callable[[], list[int]], server_pids: Callable[[], list[int]]) -> threading.Thread:
     """SIGKILL pids_of() once the host's fio server runs this test's jobs: a process of it that was not
     there before (a fixed delay raced a slow client's connect under load; "more than the listener"
@@ -225,56 +279,3 @@ def test_sshd_dying_mid_run_names_the_host(cluster: Cluster) -> None:
     while len(cluster.server_pids("h3")) > 1 and time.monotonic() < deadline:
         time.sleep(0.2)
     assert len(cluster.server_pids("h3")) == 1
-
-
-# -- live: a client/server point stops too (its feed: each host's block counters, iogate/engines/fio/cs_live.py) --
-def _live_judge():  # type: ignore[no-untyped-def]
-    """The early-stop truth tests' spec: tiles.targets_held at 75 % of target in every 5 s interval."""
-    from iogate.judging.judge import SpecJudge
-    from selftests.integration.test_early_stop_truth import SPEC, load_spec_text
-
-    return SpecJudge(load_spec_text(SPEC))
-
-
-def test_a_target_no_host_can_hold_fail_fasts_the_cluster_point_with_the_full_runs_verdict(cluster: Cluster) -> None:
-    """Each host's VM asks 10 million IOPS of a loop device in a namespace on a 2-core machine (it does tens of
-    thousands at most): the first 5 s interval already misses the 75 % floor, so the live judge stops a 60 s point
-    within its first intervals (well before half of it), and the targets verdict fails naming the VMs."""
-    from iogate.engines.stopping import run_watched
-    from iogate.judging.live import point_watch
-    from iogate.judging.monotonic import LiveContext
-    from iogate.metrics.resample import judged_series
-
-    judge = _live_judge()
-    runtime_s, target, bucket_ms = 60.0, 10_000_000, 5000
-    workload = WorkloadSpec("vm", read_pct=100, random_pct=100, bs=4 << 10, iodepth=4, runtime_s=runtime_s, ramp_s=1,
-                            rate_iops=target)
-    plan = cluster.plan("livemiss", workload, ["h1", "h2"])
-    targets = {job.name: float(target) for job in plan.jobs}
-    watch = point_watch(judge.family("tiles"), runtime_s, context=LiveContext(targets, bucket_ms), hosts={"h1", "h2"})
-    result = run_watched(cluster.engine, plan, watch)
-    assert result.stop is not None and result.stop.kind == "fail_fast", result.stop
-    assert result.stop.at_s < runtime_s / 2, result.stop.sentence()
-    verdicts = judge.targets("tiles", result, judged_series(result, bucket_ms), targets, {"all": set(targets)})
-    held = next(v for v in verdicts if v.criterion == "targets_held")
-    assert not held.passed and "livemiss-h1" in held.detail + str(held.evidence), held.detail
-
-
-def test_a_steady_cluster_point_stops_after_min_s(cluster: Cluster) -> None:
-    """Two hosts' VMs paced at 200 IOPS each (far below what a loop device does): IOPS hold from the first second, so
-    `stop: steady` (min_s 8, 2 s rounds; a wide latency rule, since an unthrottled loop device's per-second service
-    time swings on shared cores) stops the 60 s point at or after min_s and well before its end."""
-    from iogate.engines.stopping import run_watched
-    from iogate.judging.live import point_watch
-    from iogate.judging.steady_stop import SteadyStop
-
-    judge = _live_judge()
-    runtime_s = 60.0
-    rule = SteadyStop(mode="steady", min_s=8, round_s=2, window_rounds=3, max_range_pct=100, max_slope_pct=50)
-    workload = WorkloadSpec("vm", read_pct=100, random_pct=100, bs=4 << 10, iodepth=1, runtime_s=runtime_s, ramp_s=1,
-                            rate_iops=200)
-    plan = cluster.plan("livesteady", workload, ["h1", "h2"])
-    result = run_watched(cluster.engine, plan, point_watch(judge.family("baseline"), runtime_s, steady=rule, hosts={"h1", "h2"}))
-    assert result.stop is not None and result.stop.kind == "steady", result.stop
-    assert rule.min_s <= result.stop.at_s <= runtime_s / 2, result.stop.sentence()
-    assert result.errors == 0 and result.total_iops > 0
