@@ -88,8 +88,9 @@ def silent_spans(intervals: Sequence[Interval], interval_ms: int, *, from_ms: in
     """Maximal runs of consecutive intervals with no completed I/O, as (start_ms, end_ms); with `from_ms` (the
     measured window's start) no span begins before it, and one that ends by then is no span at all.
 
-    A job's grid may begin up to an interval before the run's measured start (iogate.metrics.grid: its phase,
-    bounded by the span's start plus jitter), and a job of one fio process may start measuring later than the
+    A job's grid begins at its phase point nearest the span's start (iogate.metrics.grid), up to half an
+    interval after it: a silent run from the grid's first interval is silent from `from_ms` on, since the
+    job's first line is its first completion. A job of one fio process may start measuring later than the
     process' first job (each job resets its clock when it sees its own ramp end: a throttled job sees it late),
     while every job's span starts with the first: the seconds before such a job measured read as 0 IOPS. Only
     the measured window is judged, so silence before it never counts (`-0.587-1.413 s` was a job that started
@@ -97,13 +98,15 @@ def silent_spans(intervals: Sequence[Interval], interval_ms: int, *, from_ms: in
     spans: list[tuple[int, int]] = []
     start: int | None = None
     previous_end: int | None = None
-    for t_ms, iops, _ in intervals:
+    for index, (t_ms, iops, _) in enumerate(intervals):
         if iops > 0:
             if start is not None and previous_end is not None:
                 spans.append((start, previous_end))
             start = None
         elif start is None:
             start = t_ms - interval_ms
+            if index == 0 and from_ms is not None:
+                start = min(start, from_ms)
         previous_end = t_ms
     if start is not None and previous_end is not None:
         spans.append((start, previous_end))

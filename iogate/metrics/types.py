@@ -193,15 +193,23 @@ class Series:
     def where(self, *, job: str | None = None, host: str | None = None, dir: Dir | None = None,
               start_ms: int | None = None, end_ms: int | None = None) -> Series:
         """Lines matching all given filters; a time filter keeps intervals ending in (start, end]
-        (ends_within), of the logged lines and of every job's expected grid alike (Series.bounds_ms)."""
+        (ends_within) of every job's expected grid (Series.bounds_ms) and the histograms stamped in it.
+        IOPS lines are kept half an interval either side: a line counts for the grid interval whose end
+        is nearest its stamp, and fio's lines tick up to ~0.2 s off their job's grid (a job's last line
+        at 20.188 s belongs to the interval ending at 20.183 s); cutting lines by their own stamps
+        left an interval inside the window without its line, read as 0 IOPS."""
+        half = self.interval_ms // 2
+        line_low = None if start_ms is None else start_ms - half
+        line_high = None if end_ms is None else end_ms + half
 
-        def keep(s: Sample | HistSample) -> bool:
-            return (
-                (job is None or s.job == job)
-                and (host is None or s.host == host)
-                and (dir is None or s.dir == dir)
-                and self.ends_within(s.t_ms, start_ms, end_ms)
-            )
+        def matches(s: Sample | HistSample) -> bool:
+            return (job is None or s.job == job) and (host is None or s.host == host) and (dir is None or s.dir == dir)
+
+        def keep_line(s: Sample) -> bool:
+            return matches(s) and self.ends_within(s.t_ms, line_low, line_high)
+
+        def keep_hist(s: HistSample) -> bool:
+            return matches(s) and self.ends_within(s.t_ms, start_ms, end_ms)
 
         spans = tuple(span for span in self.effective_spans()
                       if (job is None or span.job == job) and (host is None or span.host == host))
@@ -212,7 +220,7 @@ class Series:
             high = end_ms if high is None else min(high, end_ms)
         bounds = None if low is None and high is None else (
             low if low is not None else -(2**62), high if high is not None else 2**62)
-        return Series(tuple(filter(keep, self.samples)), tuple(filter(keep, self.hist)), self.interval_ms, spans, bounds)
+        return Series(tuple(filter(keep_line, self.samples)), tuple(filter(keep_hist, self.hist)), self.interval_ms, spans, bounds)
 
     def jobs(self) -> list[str]:
         return sorted({s.job for s in self.samples} | {s.job for s in self.spans})

@@ -28,12 +28,13 @@ def late_job(first_line_s: float, last_line_s: float, span_s: int) -> RunResult:
 
 
 def test_the_grid_of_a_late_job_begins_before_the_window() -> None:
-    """The premise, by hand: lines at +2.413, 3.413, 4.413 s; the grid's bound is min(T0, 2413 - 1000) + 100 ms
-    jitter = T0 + 100, its phase 413: origin T0 - 587, intervals ending +0.413 (0), +1.413 (0), +2.413 ... +4.413."""
+    """The premise, by hand: lines at +2.413, 3.413, 4.413 s; the grid's bound is min(T0, 2413 - 1000) + half an
+    interval = T0 + 500, its phase 413: origin T0 + 413, intervals ending +1.413 (0), +2.413 ... +4.413. The
+    interval ending +0.413 lies mostly before the span and is not expected (iogate.metrics.grid._start_ms)."""
     intervals = per_vm(late_job(2.413, 4.413, 5).series)[("h1", "vm")]
-    assert [(t - T0, iops) for t, iops, _ in intervals] == [(413, 0.0), (1413, 0.0), (2413, 30.0), (3413, 30.0), (4413, 30.0)]
-    # Unclipped, the silent run is (T0 - 587, T0 + 1413]: 2 s, a stall at the default 2 s span.
-    assert no_stall.silent_spans(intervals, S) == [(T0 - 587, T0 + 1413)]
+    assert [(t - T0, iops) for t, iops, _ in intervals] == [(1413, 0.0), (2413, 30.0), (3413, 30.0), (4413, 30.0)]
+    # The job's own silence (T0 + 413, T0 + 1413] is 1 s, under the default 2 s span.
+    assert no_stall.silent_spans(intervals, S) == [(T0 + 413, T0 + 1413)]
 
 
 def test_silence_before_the_window_is_not_a_stall() -> None:
