@@ -8,7 +8,8 @@ maintain the configured I/O target"; it reports the impact as the latency rise
 Here a small tile, one VM per Hitachi I/O profile (SQL 64 KiB 66 % read, Web,
 Exchange, OLTP 8 KiB), each at a fixed rate on its own region of a datastore
 volume, runs a baseline window; then the array's dedupe pass runs to completion
-while the load goes on. The datastore is first filled with random-order 64 KiB
+while the load goes on (a pass over the datastore: its cost must not depend on
+what else the run keeps on the array). The datastore is first filled with random-order 64 KiB
 writes of which half repeat earlier blocks (fio dedupe_percentage), so the pass
 has real duplicates to remove at its block size. The dedupe job is one pass;
 the judged window is the job, at least one phase long, and the recovery window
@@ -100,8 +101,8 @@ def test_dedupe_during_load(datastore, lab, during_load, judge, profile) -> None
     allure.dynamic.parameter("dedupe block", DEDUPE_BLOCK)
     allure.dynamic.parameter("phase_s", phase)
 
-    run = during_load(RunPlan("dedupe-during-load", jobs), [Event("dedupe_run", at_s=phase)], ramp_s=profile.ramp_s,
-                      stop_after_s=phase)
+    dedupe = Event("dedupe_run", at_s=phase, volume=connection.volume)
+    run = during_load(RunPlan("dedupe-during-load", jobs), [dedupe], ramp_s=profile.ramp_s, stop_after_s=phase)
     baseline, event, recovery = job_window(run, phase)
     (job,) = run.timeline.matching("dedupe_run")
     reclaimed_mib = job.evidence.get("reclaimed_bytes", 0) / 2**20

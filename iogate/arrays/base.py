@@ -196,8 +196,11 @@ class ArrayDriver(Protocol):
     def snapshot_restore(self, volume: Volume, snapshot: Snapshot) -> None:
         """RESTORE: roll the volume back to the snapshot."""
 
-    def dedupe_run(self) -> dict[str, Any]:
-        """DEDUPE: run one dedupe pass to completion; returns evidence (bytes reclaimed...)."""
+    def dedupe_run(self, volumes: Sequence[Volume] = ()) -> dict[str, Any]:
+        """DEDUPE: run one dedupe pass over `volumes` (none given: every volume of this run) to completion;
+        returns evidence (bytes reclaimed...). A pass over the datastore under test keeps its cost the same
+        whatever else the run has on the array; a driver whose array dedupes only a larger scope (a FlexVol)
+        runs that and names it in the evidence's `scope`."""
 
     def replicate(self, volume: Volume) -> dict[str, Any]:
         """REPLICATE: make a full replica of the volume (initial sync); returns evidence."""

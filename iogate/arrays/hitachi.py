@@ -24,6 +24,7 @@ import base64
 import json
 import re
 import time
+from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
 import requests
@@ -751,7 +752,7 @@ class Hitachi(VendorDriver):
         self._job("PUT /snapshots/{id}/actions/restore/invoke", f"ldev {owned.id} from snapshot {pair}", "PUT",
                   f"snapshots/{pair}/actions/restore/invoke", body)
 
-    def dedupe_run(self) -> dict[str, Any]:
+    def dedupe_run(self, volumes: Sequence[Volume] = ()) -> dict[str, Any]:
         raise self._refuse(Capability.DEDUPE)
 
     def replicate(self, volume: Volume) -> dict[str, Any]:

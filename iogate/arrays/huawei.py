@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Literal
 from urllib.parse import quote
@@ -683,7 +684,7 @@ class Huawei(VendorDriver):
                 raise ArrayError(f"array {self.lab.array.name}: {what}: rollback not done after {self.options.rollback_timeout_s:.0f} s")
             time.sleep(1)
 
-    def dedupe_run(self) -> dict[str, Any]:
+    def dedupe_run(self, volumes: Sequence[Volume] = ()) -> dict[str, Any]:
         raise self._refuse(Capability.DEDUPE)
 
     def replicate(self, volume: Volume) -> dict[str, Any]:

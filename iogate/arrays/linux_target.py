@@ -23,6 +23,7 @@ import re
 import shlex
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, ClassVar, Literal
@@ -314,14 +315,15 @@ class LinuxTarget:
         status = self.sh(f"dmsetup status {self.vdo_device}").split()
         return int(status[-2]) * 4096  # "... <used physical blocks> <total physical blocks>"
 
-    def dedupe_run(self) -> dict[str, Any]:
-        """One dedupe pass: every volume read in full and written through dm-vdo (dedupe + compression)."""
+    def dedupe_run(self, volumes: Sequence[Volume] = ()) -> dict[str, Any]:
+        """One dedupe pass: the volumes (none given: every volume) read in full and written through dm-vdo
+        (dedupe + compression)."""
         if not self.options.vdo:
             raise Unsupported(f"array driver linux_target (vdo: false) does not support {Capability.DEDUPE.value}")
         started = time.monotonic()
         before = self.vdo_used_bytes()
         offset_mib, limit_mib = 0, _bytes(self.options.vdo_logical_size) >> 20
-        for owned in self._volumes.values():
+        for owned in [self._owned(v) for v in volumes] or list(self._volumes.values()):
             size_mib = min(owned.volume.size_bytes >> 20, limit_mib - offset_mib)
             if size_mib <= 0:
                 break
@@ -341,6 +343,7 @@ class LinuxTarget:
             "stored_bytes": stored,
             "saved_bytes": logical - stored,
             "dedupe_ratio": round(logical / stored, 2) if stored else None,
+            "scope": ", ".join(v.name for v in volumes) if volumes else "every volume",
             "duration_s": round(time.monotonic() - started, 3),
         }
 

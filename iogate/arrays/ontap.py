@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 
@@ -395,8 +396,9 @@ class Ontap(VendorDriver):
     def snapshot_restore(self, volume: Volume, snapshot: Snapshot) -> None:
         raise self._refuse(Capability.RESTORE)
 
-    def dedupe_run(self) -> dict[str, Any]:
-        """Start the volume efficiency scanner on the FlexVol (old data too) and wait until it is idle."""
+    def dedupe_run(self, volumes: Sequence[Volume] = ()) -> dict[str, Any]:
+        """Start the volume efficiency scanner on the FlexVol (old data too) and wait until it is idle. ONTAP
+        dedupes a FlexVol, not a LUN: the pass covers every LUN of the run, whichever `volumes` asked for."""
         if Capability.DEDUPE not in self.capabilities:
             raise self._refuse(Capability.DEDUPE, self._no_dedupe)
         flexvol = _new(self._conn, "Volume", uuid=self._flexvol_uuid)
@@ -419,6 +421,7 @@ class Ontap(VendorDriver):
         used_after = getattr(getattr(probe, "space", None), "used", None)
         return {
             "flexvol": self.options.flexvol,
+            "scope": f"flexvol {self.options.flexvol} (every LUN in it)",
             "scanner_state": state,
             "duration_s": round(time.monotonic() - started, 3),
             "used_bytes_before": used_before,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field, model_validator
@@ -279,7 +280,7 @@ class PowerStore(VendorDriver):
     def snapshot_restore(self, volume: Volume, snapshot: Snapshot) -> None:
         raise self._refuse(Capability.RESTORE)
 
-    def dedupe_run(self) -> dict[str, Any]:
+    def dedupe_run(self, volumes: Sequence[Volume] = ()) -> dict[str, Any]:
         raise self._refuse(Capability.DEDUPE)
 
     def replicate(self, volume: Volume) -> dict[str, Any]:

@@ -14,6 +14,7 @@ Written against FlashArray REST 2.56 (../shared/specs/pure-flasharray/FA2.56.spe
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 
@@ -398,7 +399,7 @@ class Pure(VendorDriver):
             ),
         )
 
-    def dedupe_run(self) -> dict[str, Any]:
+    def dedupe_run(self, volumes: Sequence[Volume] = ()) -> dict[str, Any]:
         raise self._refuse(Capability.DEDUPE)
 
     def replicate(self, volume: Volume) -> dict[str, Any]:

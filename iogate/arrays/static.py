@@ -33,7 +33,7 @@ import os
 import shlex
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from string import Template
 from typing import Any, ClassVar, Literal
@@ -272,7 +272,8 @@ class StaticArray:
     def snapshot_restore(self, volume: Volume, snapshot: Snapshot) -> None:
         self._hook("snapshot_restore", volume, snapshot=snapshot.name)
 
-    def dedupe_run(self) -> dict[str, Any]:
+    def dedupe_run(self, volumes: Sequence[Volume] = ()) -> dict[str, Any]:
+        """The lab's dedupe hook: the engineer's command decides the scope."""
         return self._hook("dedupe", None)
 
     def replicate(self, volume: Volume) -> dict[str, Any]:

@@ -51,7 +51,7 @@ def snapshot_delete(context: ActionContext, event: Event) -> dict[str, Any]:
 
 
 def dedupe_run(context: ActionContext, event: Event) -> dict[str, Any]:
-    return dict(context.array.dedupe_run())
+    return dict(context.array.dedupe_run((event.volume,) if event.volume is not None else ()))
 
 
 def replicate(context: ActionContext, event: Event) -> dict[str, Any]:
