@@ -51,7 +51,7 @@ def snapshot_delete(context: ActionContext, event: Event) -> dict[str, Any]:
 
 
 def dedupe_run(context: ActionContext, event: Event) -> dict[str, Any]:
-    return dict(context.array.dedupe_run((event.volume,) if event.volume is not None else ()))
+    return dict(context.array.dedupe_run((event.volume,)) if event.volume is not None else context.array.dedupe_run())
 
 
 def replicate(context: ActionContext, event: Event) -> dict[str, Any]:

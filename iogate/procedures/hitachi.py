@@ -108,8 +108,10 @@ class TileSpec(Strict):
         return 1000 * math.ceil(self.judge_interval_s / scale - 1e-9)
 
     def runtime_s(self, profile_runtime_s: float, scale: float = 1.0) -> float:
-        """The profile's tile time, but at least min_intervals judged intervals (+1 s: fio's exit flush is not judged)."""
-        return max(profile_runtime_s, self.min_intervals * self.judge_interval_ms_at(scale) / 1000 + 1)
+        """The profile's tile time, but at least min_intervals judged intervals, + 2 s: fio's exit second is not
+        judged (resample.judged_series) and a job's grid may begin up to half a second after the measured start
+        (metrics.grid), so with + 1 s a tile judged one 5 s interval fewer than min_intervals."""
+        return max(profile_runtime_s, self.min_intervals * self.judge_interval_ms_at(scale) / 1000 + 2)
 
     def tiles_for(self, profile: Profile) -> int:
         return self.tiles.get(profile.name, 1)

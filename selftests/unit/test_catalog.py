@@ -63,8 +63,8 @@ def test_tile_io_profiles_disks_and_duration_are_the_digests() -> None:
     assert TILE.disk_gb * TILE.vm_count == 1600
     assert TILE.tiles["full"] == 10
     assert PROFILES["full"].tile_runtime_s == TILE.baseline_hours * 3600
-    # Smoke shortens the time, never the targets: 4 judged 5 s intervals + fio's exit second.
-    assert TILE.runtime_s(PROFILES["smoke"].tile_runtime_s) == 21
+    # Smoke shortens the time, never the targets: 4 judged 5 s intervals + fio's exit second + the grid's half-second.
+    assert TILE.runtime_s(PROFILES["smoke"].tile_runtime_s) == 22
     assert TILE.runtime_s(PROFILES["full"].tile_runtime_s) == 6 * 3600
 
 
@@ -97,10 +97,11 @@ def test_a_scaled_tile_judges_each_vm_against_the_whole_iops_fio_paces_it_at() -
 
 def test_a_scaled_tile_is_judged_over_intervals_holding_the_procedures_io_count() -> None:
     """5 s at full rate; 20 s at load_scale 0.25 (a 10 IOPS VM paced at 2-2.5 does 40-50 I/Os an interval, as at
-    full rate); whole seconds, never fewer I/Os. The smoke tile then lasts 4 such intervals + fio's exit second."""
+    full rate); whole seconds, never fewer I/Os. The smoke tile then lasts 4 such intervals + 2 s (fio's exit second,
+    and a grid that may begin half a second after the measured start)."""
     assert [TILE.judge_interval_ms_at(scale) for scale in (1.0, 0.5, 0.4, 0.25)] == [5000, 10000, 13000, 20000]
-    assert TILE.runtime_s(PROFILES["smoke"].tile_runtime_s, 0.25) == 81
-    assert TILE.runtime_s(PROFILES["smoke"].tile_runtime_s) == 21
+    assert TILE.runtime_s(PROFILES["smoke"].tile_runtime_s, 0.25) == 82
+    assert TILE.runtime_s(PROFILES["smoke"].tile_runtime_s) == 22
 
 
 def test_tile_vm_job_rate_is_its_target_and_stays_in_its_region() -> None:
