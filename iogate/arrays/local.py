@@ -3,8 +3,8 @@
 Pool = XFS (reflink=1) or btrfs on a loop device over a sparse file in the run
 directory. Volume = a sparse file in the pool attached as a loop device with
 direct I/O. Snapshot = reflink copy (later writes pay copy-on-write). Dedupe = a
-real duperemove pass over the pool. QoS = cgroup v1 blkio throttle: exact per-
-device IOPS caps, the suite's own ground-truth lever. The array is this machine,
+real post-process pass (FIDEDUPERANGE, iogate.arrays.dedupe_pass) over the volumes.
+QoS = cgroup v1 blkio throttle: exact per-device IOPS caps, the suite's own ground-truth lever. The array is this machine,
 so its QoS is enforced on the fio processes of the local host, which the local
 connector starts inside the run's blkio cgroup. Metrics = the kernel's block-layer
 counters of each volume's loop device (/sys/block/loopN/stat), sampled by the array
@@ -13,9 +13,11 @@ itself every `metrics_interval_s` from the volume's creation (iogate.arrays.bloc
 
 from __future__ import annotations
 
+import json
 import mmap
 import os
 import platform
+import sys
 import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -37,6 +39,7 @@ from iogate.run.resources import loop_backing_file, loops_backed_by, release
 from iogate.units import parse_size_bytes
 
 BLKIO_ROOT = Path("/sys/fs/cgroup/blkio")
+DEDUPE_BLOCK_BYTES = 64 << 10  # the dedupe unit; the dedupe family fills its datastore at this block size
 
 
 class LocalOptions(BaseModel):
@@ -53,6 +56,9 @@ class LocalOptions(BaseModel):
     # its replication QoS's rate: at the pool disk's full speed, the copy's impact on the load
     # measured how fast this machine's disk was that minute, not the lab's service level.
     replica_bytes_per_s: int = Field(default=64 << 20, gt=0)
+    # The dedupe pass reads the volumes (and each duplicate pair again) at no more than this, as an
+    # array's post-process dedupe runs as background work, not at the pool disk's full speed.
+    dedupe_bytes_per_s: int = Field(default=64 << 20, gt=0)
     # METRICS: how often the array reads each volume's block counters, and how long it keeps them
     # (memory is bounded: a window older than that returns only what is left of it).
     metrics_interval_s: float = Field(default=1.0, ge=0.1, le=60)
@@ -298,9 +304,7 @@ class LocalArray:
         request time / its I/Os (whole milliseconds of sums: +-1 ms per interval; a throttle's wait is not in
         it). Sampled since the volume was created, kept `metrics_keep_s`; [] for a window without a sample."""
         check_window(start, end)
-        key = str(self._volume_file(volume))
-        if key not in {str(self._volume_file(own)) for own, _ in self._volumes.values()}:
-            raise ArrayError(f"local array: volume {volume.name} ({key}) is not a volume of this array")
+        key = self._owned_file(volume)
         samples = self.counters.samples(key, start, end)
         failing = self.counters.failing(key)
         if not samples and failing is not None:
@@ -329,32 +333,39 @@ class LocalArray:
         stats = os.statvfs(self.pool_dir)
         return (stats.f_blocks - stats.f_bfree) * stats.f_frsize
 
+    def _owned_file(self, volume: Volume) -> str:
+        """The volume's backing file, if the volume is one this array made; otherwise an ArrayError."""
+        path = str(self._volume_file(volume))
+        if path not in {str(self._volume_file(own)) for own, _ in self._volumes.values()}:
+            raise ArrayError(f"local array: volume {volume.name} ({path}) is not a volume of this array")
+        return path
+
     def dedupe_run(self, volumes: Sequence[Volume] = ()) -> dict[str, Any]:
-        """A real dedupe pass (duperemove, FIDEDUPERANGE) over the volumes' files (none given: every volume
-        in the pool). Scoped, its cost is the datastore's: a whole-pool pass in `make accept` also hashed the
-        2 GiB of the other families' prefilled volumes, and its VMs' latency tail grew with the suite's order."""
+        """A real post-process dedupe pass (iogate.arrays.dedupe_pass: FIDEDUPERANGE over 64 KiB blocks, read
+        at `dedupe_bytes_per_s`) over the volumes' files (none given: every volume in the pool). Scoped, its
+        cost is the datastore's: a whole-pool pass in `make accept` also hashed the 2 GiB of the other
+        families' prefilled volumes, and its VMs' latency tail grew with the suite's order."""
         before = self.pool_used_bytes()
         started = time.monotonic()
-        owned = {str(self._volume_file(v)) for v, _ in self._volumes.values()}
-        files = [str(self._volume_file(v)) for v in volumes] or sorted(owned)
-        strangers = [f for f in files if f not in owned]
-        if strangers:
-            raise ArrayError(f"local array: dedupe of {', '.join(strangers)}: not a volume of this array")
-        hashfile = self.run.path("dedupe.hash")
-        # Journalled by its hash file: a controller killed mid-pass must not leave duperemove
+        files = [self._owned_file(v) for v in volumes] or sorted(str(self._volume_file(v)) for v, _ in self._volumes.values())
+        marker = str(self.run.path("dedupe.pass"))
+        # Journalled by its marker: a controller killed mid-pass must not leave the pass
         # running in the pool (it would keep the pool busy and outlive the run).
-        entry = self.run.ledger.intend("process", name="duperemove", marker=str(hashfile))
+        entry = self.run.ledger.intend("process", name="dedupe pass", marker=marker)
         try:
-            _run(["duperemove", "-d", "-q", "-b", "64k", "--hashfile", str(hashfile), *files])
+            rate = str(self.options.dedupe_bytes_per_s)
+            argv = [sys.executable, "-m", "iogate.arrays.dedupe_pass", "--marker", marker, "--block-bytes", str(DEDUPE_BLOCK_BYTES)]
+            report = json.loads(_run([*argv, "--rate-bytes-per-s", rate, *files]))
         finally:
             release(self.run.ledger, [entry])
-        hashfile.unlink(missing_ok=True)
         _run(["sync", "-f", str(self.pool_dir)])
         after = self.pool_used_bytes()
         return {
             "pool_used_before_bytes": before,
             "pool_used_after_bytes": after,
             "reclaimed_bytes": before - after,
+            **report,
+            "rate_bytes_per_s": self.options.dedupe_bytes_per_s,
             "scope": ", ".join(v.name for v in volumes) if volumes else "every volume in the pool",
             "duration_s": round(time.monotonic() - started, 3),
         }
