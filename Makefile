@@ -28,7 +28,7 @@ setup: apt $(STAMP) $(PROJECT_STAMP) allure-cli
 # Only calls apt when a command is missing, so a warm machine skips it.
 apt:
 	@missing=""; \
-	for c in fio:fio mkfs.xfs:xfsprogs mkfs.btrfs:btrfs-progs nbdkit:nbdkit duperemove:duperemove \
+	for c in fio:fio mkfs.xfs:xfsprogs mkfs.btrfs:btrfs-progs nbdkit:nbdkit \
 	         chromium:chromium chromedriver:chromium-driver sshd:openssh-server ssh:openssh-client ip:iproute2 losetup:util-linux \
 	         mkfs.ext4:e2fsprogs debootstrap:debootstrap qemu-system-x86_64:qemu-system-x86 \
 	         java:openjdk-17-jre-headless; do \

@@ -34,7 +34,7 @@ from iogate.events.load import phase_s, phased_runtime_s, scaled_iops, verify_re
 from iogate.events.model import Event
 from iogate.metrics.windows import WindowStats, event_windows, window_stats
 
-DEDUPE_BLOCK = "64k"  # the fill's dedupe unit: duperemove on the local lab hashes 64 KiB blocks
+DEDUPE_BLOCK = "64k"  # the fill's dedupe unit: the local lab's dedupe pass hashes 64 KiB blocks
 REGION_MIB = 32
 # name: (bs, random %, read %, target IOPS); the Hitachi I/O profiles at rates a 1 s interval resolves.
 VMS = {

@@ -19,7 +19,7 @@ could have been judged on any of the test's points: in a test with a saturated
 point it is invalid (fail closed both ways).
 
 Where the lab's array runs on the initiator's own CPUs (the local and netns labs:
-the loop devices' workers, nbdkit, duperemove; the lab VM whose guest is both target
+the loop devices' workers, nbdkit, the dedupe pass; the lab VM whose guest is both target
 and initiator), the array's work counts in that host's /proc/stat too: the reason
 says so (`hosts_sharing_array_cpus`), since there a busy host may be the array.
 """
@@ -100,7 +100,7 @@ def hosts_sharing_array_cpus(lab: Lab) -> dict[str, str]:
     for host in lab.hosts:
         if lab.array.driver == "local" and (host.transport.startswith("local://") or host.namespace):
             shared[host.name] = (f"lab {lab.name}'s array (driver local: loop devices and their kernel workers, nbdkit, "
-                                 "duperemove) runs on this machine's CPUs, so its work counts in this host's /proc/stat")
+                                 "its dedupe pass) runs on this machine's CPUs, so its work counts in this host's /proc/stat")
         elif array_transport and array_transport == host.transport:
             shared[host.name] = (f"lab {lab.name}'s array (driver {lab.array.driver}) runs in this host itself, "
                                  "so its work counts in this host's /proc/stat")

@@ -203,7 +203,7 @@ def test_the_reason_says_where_the_array_shares_the_initiators_cpus() -> None:
     shared = hosts_sharing_array_cpus(load_lab(ROOT / "labs" / "local.yaml"))
     reason = invalid_reason(Verdict("iops_min", True, 1430.0, 1015.0, Unit.IOPS, point="p"), [SaturatedHost("p", "localhost", 99.0)],
                             shared)
-    assert reason is not None and "here the array shares the initiator's CPUs" in reason and "nbdkit, duperemove" in reason
+    assert reason is not None and "here the array shares the initiator's CPUs" in reason and "nbdkit, its dedupe pass" in reason
 
 
 def test_figures_are_shown_to_three_significant_digits() -> None:

@@ -250,7 +250,7 @@ def test_a_pass_on_a_99_pct_busy_host_is_an_invalid_measurement_not_a_pass(outco
     assert invalid["status"] == "broken"
     message = invalid["statusDetails"]["message"]
     assert "measurement invalid: generator saturated: host localhost was 99.0 % CPU busy over run point tiles-x1" in message
-    assert "lab local's array (driver local: loop devices and their kernel workers, nbdkit, duperemove) runs on this " \
+    assert "lab local's array (driver local: loop devices and their kernel workers, nbdkit, its dedupe pass) runs on this " \
            "machine's CPUs" in message
     assert "iops_min PASS: measured 1434.6 IOPS" in message and "no_errors" not in message
     assert classify(invalid["status"], message) == MEASUREMENT_INVALID
