@@ -61,4 +61,4 @@ def test_vm_tiles(tiles, lab, prefilled, connect, measure, profile, judge):
                          for job in plan.jobs])
     series = judged_series(result, TILE.judge_interval_ms_at(lab.load_scale))
     kinds = {kind: set(plan.of_kind(kind)) for kind in sorted(set(plan.kinds.values()))}
-    judge.targets("tiles", result, series, plan.targets, kinds)
+    judge.targets("tiles", result, series, plan.targets, kinds, min_intervals=TILE.min_intervals)

@@ -74,14 +74,15 @@ class SpecJudge:
     # -- per-VM targets (tiles) ------------------------------------------------------------------------------------------
 
     def targets(self, family: str, run: RunResult, series: Series, targets: Mapping[str, float],
-                groups: Mapping[str, Collection[str]]) -> list[Verdict]:
-        """Targets held per VM (ON_TARGETS) on `series`; a latency bound per group of jobs (`<check>[<group>]`); any other
+                groups: Mapping[str, Collection[str]], *, min_intervals: int) -> list[Verdict]:
+        """Targets held per VM (ON_TARGETS) on `series`, each VM on at least the procedure's `min_intervals` (no
+        default: a test cannot forget it); a latency bound per group of jobs (`<check>[<group>]`); any other
         check on the whole run; then the rules on the run."""
         verdicts: list[Verdict] = []
         fam = self.family(family)
         for check in own_checks(fam):
             if check.criterion in ON_TARGETS:
-                verdicts.append(check.evaluate(series, targets))
+                verdicts.append(check.evaluate(series, targets, min_intervals=min_intervals))
             elif check.criterion == latency_bound.NAME:
                 for group, names in groups.items():
                     only = dataclasses.replace(run, jobs=tuple(j for j in run.jobs if j.name in names))

@@ -11,7 +11,12 @@ or by "host/job" (one VM). Intervals are each VM's expected grid
 (iogate.metrics.grid): an interval in which fio logged nothing is 0 IOPS, so
 a VM that stalled misses there; the detail names the missed intervals
 (numbered from 1 in the window). A targeted VM with no interval at all missed
-everything: a silent VM is not a passing VM.
+everything: a silent VM is not a passing VM. Nor is a VM judged on fewer
+intervals than were expected: the procedure's `min_intervals` (a tile judged on
+3 of the 4 it needs has not shown that it maintains its target), and within a
+window every whole interval the window spans but two (the grid's phase may cost
+one at an edge, and a run's exit second is not judged: resample.judged_series):
+a window the run's intervals do not reach fails, saying what was missing.
 """
 
 from __future__ import annotations
@@ -58,7 +63,15 @@ def _ranges(numbers: list[int]) -> str:
     return ", ".join(f"{p[0]}-{p[-1]}" if len(p) > 1 else f"{p[0]}" for p in parts)
 
 
-def evaluate(series: Series, targets: Mapping[str, float], params: Params, *, window: Window | None = None) -> Verdict:
+def expected_intervals(window: Window | None, interval_ms: int, min_intervals: int) -> int:
+    """How many intervals each VM must be judged on: min_intervals, and within a window every whole interval
+    it spans but two."""
+    spanned = window.duration_ms // interval_ms - 2 if window is not None and interval_ms > 0 else 0
+    return max(min_intervals, spanned, 1)
+
+
+def evaluate(series: Series, targets: Mapping[str, float], params: Params, *, window: Window | None = None,
+             min_intervals: int = 1) -> Verdict:
     tolerance, min_fraction = params.tolerance, params.min_fraction
     window_label = window.name if window else "measure"
     bound_pct = 100.0 * min_fraction
@@ -84,9 +97,13 @@ def evaluate(series: Series, targets: Mapping[str, float], params: Params, *, wi
     for key in sorted(set(targets) - seen_keys):
         rows.append({"vm": key, "target_iops": targets[key], "floor_iops": (1 - tolerance) * targets[key], "intervals": 0, "held": 0,
                      "missed_intervals": "all (no intervals)", "min_iops": 0.0, "mean_iops": 0.0})
+    expected = expected_intervals(window, series.interval_ms, min_intervals)
     for row in rows:
         row["held_pct"] = 100.0 * row["held"] / row["intervals"] if row["intervals"] else 0.0
-        row["passed"] = row["intervals"] > 0 and row["held"] >= min_fraction * row["intervals"]
+        row["passed"] = row["intervals"] >= expected and row["held"] >= min_fraction * row["intervals"]
+        if 0 < row["intervals"] < expected:
+            row["missed_intervals"] = f"judged {row['intervals']} of the {expected} intervals expected" + (
+                f"; missed {row['missed_intervals']}" if row["missed_intervals"] else "")
     missed = [r for r in rows if not r["passed"]]
     if not rows:
         return no_data(NAME, bound_pct, Unit.PCT_INTERVALS, window_label, "no IOPS targets given")

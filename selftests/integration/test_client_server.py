@@ -189,7 +189,7 @@ def test_a_target_no_host_can_hold_fail_fasts_the_cluster_point_with_the_full_ru
     result = run_watched(cluster.engine, plan, watch)
     assert result.stop is not None and result.stop.kind == "fail_fast", result.stop
     assert result.stop.at_s < runtime_s / 2, result.stop.sentence()
-    verdicts = judge.targets("tiles", result, judged_series(result, bucket_ms), targets, {"all": set(targets)})
+    verdicts = judge.targets("tiles", result, judged_series(result, bucket_ms), targets, {"all": set(targets)}, min_intervals=1)
     held = next(v for v in verdicts if v.criterion == "targets_held")
     assert not held.passed and "livemiss-h1" in held.detail + str(held.evidence), held.detail
 

@@ -82,3 +82,27 @@ def test_real_fio_tile_holds_before_the_noisy_writer_and_misses_over_the_whole_r
     whole = target_iops_held.evaluate(series, targets, target_iops_held.Params())
     assert not whole.passed
     assert "vm_sql" in whole.detail and whole.intervals_considered == 16
+
+
+def test_a_vm_judged_on_fewer_intervals_than_the_procedure_needs_fails() -> None:
+    """Three seconds on target are not a VM that maintains its target over the procedure's four."""
+    series = tile_series({"sql-heavy": [70.0] * 3})
+    short = target_iops_held.evaluate(series, {"sql-heavy": 70}, target_iops_held.Params(), min_intervals=4)
+    assert not short.passed
+    assert "judged 3 of the 4 intervals expected" in short.detail, short.detail
+    enough = target_iops_held.evaluate(tile_series({"sql-heavy": [70.0] * 4}), {"sql-heavy": 70}, target_iops_held.Params(),
+                                       min_intervals=4)
+    assert enough.passed, enough.line()
+
+
+def test_a_window_the_series_does_not_reach_fails() -> None:
+    """A 6 s window of 1 s intervals expects 4 per VM (6 but two: the phase and the exit second); the run's logs end 2 intervals into it (a VM that
+    stops early on its own reads 0 IOPS on the run's grid: test_a_silent_vm_is_a_missed_vm)."""
+    window = Window("event", T0 + 2000, T0 + 8000)
+    series = tile_series({"sql-heavy": [70.0] * 4, "web-light": [10.0] * 4})
+    verdict = target_iops_held.evaluate(series, {"sql-heavy": 70, "web-light": 10}, target_iops_held.Params(), window=window)
+    assert not verdict.passed
+    assert "h1/web-light (2/2 intervals" in verdict.detail and "judged 2 of the 4 intervals expected" in verdict.detail, verdict.detail
+    whole = target_iops_held.evaluate(tile_series({"sql-heavy": [70.0] * 10, "web-light": [10.0] * 10}),
+                                      {"sql-heavy": 70, "web-light": 10}, target_iops_held.Params(), window=window)
+    assert whole.passed, whole.line()
