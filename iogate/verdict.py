@@ -22,6 +22,7 @@ class Unit(StrEnum):
     PCT_INTERVALS = "% intervals"  # the share of intervals that held
     ERRORS = "errors"
     ROUNDS = "rounds"
+    BYTES = "bytes"
 
 
 @dataclass(frozen=True)

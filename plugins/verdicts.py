@@ -28,6 +28,7 @@ import json
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import allure
 import pytest
@@ -94,8 +95,8 @@ class Judge:
         return self(self.by_spec.curve(family, curves, planned=planned, measured=measured, what=what, window=window))
 
     def targets(self, family: str, run: RunResult, series: Series, targets: Mapping[str, float],
-                groups: Mapping[str, Collection[str]]) -> list[Verdict]:
-        return self(self.by_spec.targets(family, run, series, targets, groups))
+                groups: Mapping[str, Collection[str]], *, min_intervals: int) -> list[Verdict]:
+        return self(self.by_spec.targets(family, run, series, targets, groups, min_intervals=min_intervals))
 
     def speed(self, case: str, run: RunResult) -> list[Verdict]:
         return self(self.by_spec.speed(case, run))
@@ -111,8 +112,10 @@ class Judge:
         return self(self.by_spec.protocols(results, planned=planned, baseline=baseline, figures=figures, window=window))
 
     def events(self, service: str, baseline: WindowStats, event: WindowStats, recovery: WindowStats, run: RunResult, *,
-               case: str | None = None, series: Series | None = None, targets: Mapping[str, float] | None = None) -> list[Verdict]:
-        return self(self.by_spec.events(service, baseline, event, recovery, run, case=case, series=series, targets=targets))
+               case: str | None = None, series: Series | None = None, targets: Mapping[str, float] | None = None,
+               event_evidence: Mapping[str, Any] | None = None) -> list[Verdict]:
+        return self(self.by_spec.events(service, baseline, event, recovery, run, case=case, series=series, targets=targets,
+                                        event_evidence=event_evidence))
 
     def scaling(self, results: Sequence[StepResult], *, planned: Sequence[Step], runs: Sequence[RunResult]) -> list[Verdict]:
         return self(self.by_spec.scaling(results, planned=planned, runs=runs))

@@ -105,19 +105,20 @@ def test_dedupe_during_load(datastore, lab, during_load, judge, profile) -> None
     run = during_load(RunPlan("dedupe-during-load", jobs), [dedupe], ramp_s=profile.ramp_s, stop_after_s=phase)
     baseline, event, recovery = job_window(run, phase)
     (job,) = run.timeline.matching("dedupe_run")
-    reclaimed_mib = job.evidence.get("reclaimed_bytes", 0) / 2**20
+    reclaimed_mib = job.evidence.get("saved_bytes", 0) / 2**20
     attach_timeline(run, title="dedupe job during a VM tile", jobs=tuple(targets),
                     spans=[(f"dedupe job (-{reclaimed_mib:.0f} MiB)", job.start_ms, job.end_ms),
                            ("judged window", event.window.start_ms, event.window.end_ms)])
 
-    verdicts = judge.events("dedupe", baseline, event, recovery, run.result, series=run.series(tuple(targets)), targets=targets)
+    verdicts = judge.events("dedupe", baseline, event, recovery, run.result, series=run.series(tuple(targets)), targets=targets,
+                            event_evidence=job.evidence)
     impact = attach_rise(
         baseline, event, "dedupe impact (evidence)",
         verdicts=[v.line() for v in verdicts],
         dedupe_job_s=round(job.duration_ms / 1000, 3),
         pool_used_before_bytes=job.evidence.get("pool_used_before_bytes"),
         pool_used_after_bytes=job.evidence.get("pool_used_after_bytes"),
-        reclaimed_bytes=job.evidence.get("reclaimed_bytes"),
+        saved_bytes=job.evidence.get("saved_bytes"),
     )
-    allure.dynamic.parameter("reclaimed_bytes", impact["reclaimed_bytes"], excluded=True)  # measured: not the test's identity
+    allure.dynamic.parameter("saved_bytes", impact["saved_bytes"], excluded=True)  # measured: not the test's identity
     print("dedupe impact:", json.dumps(impact))

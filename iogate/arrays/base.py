@@ -198,9 +198,11 @@ class ArrayDriver(Protocol):
 
     def dedupe_run(self, volumes: Sequence[Volume] = ()) -> dict[str, Any]:
         """DEDUPE: run one dedupe pass over `volumes` (none given: every volume of this run) to completion;
-        returns evidence (bytes reclaimed...). A pass over the datastore under test keeps its cost the same
-        whatever else the run has on the array; a driver whose array dedupes only a larger scope (a FlexVol)
-        runs that and names it in the evidence's `scope`."""
+        returns evidence, `saved_bytes` among it: the space the pass saved, None where the array cannot
+        tell (the judge fails a pass that saved nothing or cannot say: iogate/judging/event_effect.py).
+        A pass over the datastore under test keeps its cost the same whatever else the run has on the
+        array; a driver whose array dedupes only a larger scope (a FlexVol) runs that and names it in the
+        evidence's `scope`."""
 
     def replicate(self, volume: Volume) -> dict[str, Any]:
         """REPLICATE: make a full replica of the volume (initial sync); returns evidence."""

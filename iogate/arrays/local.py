@@ -363,7 +363,7 @@ class LocalArray:
         return {
             "pool_used_before_bytes": before,
             "pool_used_after_bytes": after,
-            "reclaimed_bytes": before - after,
+            "saved_bytes": before - after,
             **report,
             "rate_bytes_per_s": self.options.dedupe_bytes_per_s,
             "scope": ", ".join(v.name for v in volumes) if volumes else "every volume in the pool",

@@ -29,6 +29,7 @@ environment, so it never appears on its command line):
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import subprocess
@@ -273,8 +274,11 @@ class StaticArray:
         self._hook("snapshot_restore", volume, snapshot=snapshot.name)
 
     def dedupe_run(self, volumes: Sequence[Volume] = ()) -> dict[str, Any]:
-        """The lab's dedupe hook: the engineer's command decides the scope."""
-        return self._hook("dedupe", None)
+        """The lab's dedupe hook: the engineer's command decides the scope. What the pass saved is what the hook
+        says on its last line of output as JSON (`{"saved_bytes": 123}`), else None: the judge fails a pass
+        that cannot say it did anything (iogate/judging/event_effect.py)."""
+        record = self._hook("dedupe", None)
+        return record | {"saved_bytes": reported(record.get("output", ""), "saved_bytes")}
 
     def replicate(self, volume: Volume) -> dict[str, Any]:
         return self._hook("replicate", volume)
@@ -353,6 +357,17 @@ def _render(template: str, values: dict[str, str], event: str) -> str:
         ) from None
     secrets.register_inline(rendered)
     return rendered
+
+
+def reported(output: str, key: str) -> float | None:
+    """`key` of the JSON object a hook printed as its last line (or returned as its body), else None."""
+    lines = output.strip().splitlines()
+    try:
+        last = json.loads(lines[-1]) if lines else None
+    except ValueError:
+        return None
+    value = last.get(key) if isinstance(last, dict) else None
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def _run_command(hook: Hook, values: dict[str, str]) -> dict[str, Any]:

@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any
 
 from iogate.judging import cases as case_names
 from iogate.judging import latency_bound, relative_to_baseline, steady_state
+from iogate.judging.event_effect import EFFECT_KEYS, effect_verdict
 from iogate.judging.events_family import event_checks, event_verdicts
 from iogate.judging.families import CURVE_CRITERIA, DATAPATH, ON_RUN, ON_TARGETS, SPEED, THROUGHPUT
 from iogate.judging.family_rules import own_checks, rule_verdicts, run_verdicts, stop_noted
@@ -149,9 +151,14 @@ class SpecJudge:
     # -- an event during load --------------------------------------------------------------------------------------------
 
     def events(self, service: str, baseline: WindowStats, event: WindowStats, recovery: WindowStats, run: RunResult, *,
-               case: str | None = None, series: Series | None = None, targets: Mapping[str, float] | None = None) -> list[Verdict]:
+               case: str | None = None, series: Series | None = None, targets: Mapping[str, float] | None = None,
+               event_evidence: Mapping[str, Any] | None = None) -> list[Verdict]:
         """The events checks of `service` (snapshot, mirror, replica, dedupe) and, with `case`, of that case, on the event
-        and recovery windows; the rules on the whole run (events_family.event_verdicts)."""
+        and recovery windows; the rules on the whole run (events_family.event_verdicts); for an event whose array
+        evidence says what it did (event_effect.EFFECT_KEYS), that it did something: such an event is not judged
+        without its evidence."""
+        if service in EFFECT_KEYS and event_evidence is None:
+            raise ValueError(f"judge.events({service!r}): the {service} job's evidence is needed (event_evidence=)")
         fam = self.family("events")
         prefix = f"{service}_"
         if case is None:
@@ -160,7 +167,10 @@ class SpecJudge:
             checks = event_checks(fam, f"{prefix}{case}_")
             if service in _EVERY_CASE:
                 checks += event_checks(fam, prefix, others=[f"{prefix}{c}_" for c in _EVERY_CASE[service]])
-        return event_verdicts(fam, checks, baseline, event, recovery, run, series=series, targets=targets)
+        verdicts = event_verdicts(fam, checks, baseline, event, recovery, run, series=series, targets=targets)
+        if service in EFFECT_KEYS and event_evidence is not None:
+            verdicts.append(effect_verdict(service, event_evidence))
+        return verdicts
 
     # -- client scaling --------------------------------------------------------------------------------------------------
 

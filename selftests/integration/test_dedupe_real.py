@@ -47,24 +47,24 @@ def test_half_duplicate_blocks_are_reclaimed(local_lab: Lab, local_run: Run, loc
     filled(local_lab, local_run, local_array, dedupe_pct=50)
     evidence = local_array.dedupe_run()
     print(evidence)
-    assert evidence["pool_used_before_bytes"] - evidence["pool_used_after_bytes"] == evidence["reclaimed_bytes"]
+    assert evidence["pool_used_before_bytes"] - evidence["pool_used_after_bytes"] == evidence["saved_bytes"]
     # Half the 128 MiB repeats earlier blocks; measured 62 MiB reclaimed (duperemove: 59-61). Require most of it.
-    assert evidence["reclaimed_bytes"] >= 0.35 * VOLUME_BYTES
-    assert evidence["reclaimed_bytes"] <= 0.55 * VOLUME_BYTES
+    assert evidence["saved_bytes"] >= 0.35 * VOLUME_BYTES
+    assert evidence["saved_bytes"] <= 0.55 * VOLUME_BYTES
 
 
 def test_unique_blocks_reclaim_nothing(local_lab: Lab, local_run: Run, local_array: LocalArray) -> None:
     filled(local_lab, local_run, local_array, dedupe_pct=0)
     evidence = local_array.dedupe_run()
     print(evidence)
-    assert abs(evidence["reclaimed_bytes"]) <= 0.02 * VOLUME_BYTES
+    assert abs(evidence["saved_bytes"]) <= 0.02 * VOLUME_BYTES
 
 
 def test_a_second_pass_finds_little_left(local_lab: Lab, local_run: Run, local_array: LocalArray) -> None:
     filled(local_lab, local_run, local_array, dedupe_pct=50)
     first = local_array.dedupe_run()
     second = local_array.dedupe_run()
-    assert second["reclaimed_bytes"] <= 0.1 * first["reclaimed_bytes"]
+    assert second["saved_bytes"] <= 0.1 * first["saved_bytes"]
 
 
 def test_a_scoped_pass_dedupes_its_volumes_only(local_lab: Lab, local_run: Run, local_array: LocalArray) -> None:
@@ -74,10 +74,10 @@ def test_a_scoped_pass_dedupes_its_volumes_only(local_lab: Lab, local_run: Run, 
     scoped = local_array.dedupe_run([datastore])
     assert scoped["scope"] == "datastore"
     # The datastore's own half (59-61 MiB measured unscoped), not the other volume's.
-    assert 0.35 * VOLUME_BYTES <= scoped["reclaimed_bytes"] <= 0.55 * VOLUME_BYTES
+    assert 0.35 * VOLUME_BYTES <= scoped["saved_bytes"] <= 0.55 * VOLUME_BYTES
     rest = local_array.dedupe_run()
     assert rest["scope"] == "every volume in the pool"
-    assert rest["reclaimed_bytes"] >= 0.35 * VOLUME_BYTES
+    assert rest["saved_bytes"] >= 0.35 * VOLUME_BYTES
 
 
 def test_a_sequential_fill_is_deduped_too(local_lab: Lab, local_run: Run, local_array: LocalArray) -> None:
@@ -85,8 +85,8 @@ def test_a_sequential_fill_is_deduped_too(local_lab: Lab, local_run: Run, local_
     filled(local_lab, local_run, local_array, dedupe_pct=50, random_pct=0)
     evidence = local_array.dedupe_run()
     print(evidence)
-    assert 0.35 * VOLUME_BYTES <= evidence["reclaimed_bytes"] <= 0.55 * VOLUME_BYTES
-    assert evidence["deduped_bytes"] >= evidence["reclaimed_bytes"]
+    assert 0.35 * VOLUME_BYTES <= evidence["saved_bytes"] <= 0.55 * VOLUME_BYTES
+    assert evidence["deduped_bytes"] >= evidence["saved_bytes"]
 
 
 def test_a_volume_not_of_this_array_is_neither_deduped_nor_read(local_lab: Lab, local_run: Run, local_array: LocalArray,

@@ -96,8 +96,9 @@ def test_a_vm_judged_on_fewer_intervals_than_the_procedure_needs_fails() -> None
 
 
 def test_a_window_the_series_does_not_reach_fails() -> None:
-    """A 6 s window of 1 s intervals expects 4 per VM (6 but two: the phase and the exit second); the run's logs end 2 intervals into it (a VM that
-    stops early on its own reads 0 IOPS on the run's grid: test_a_silent_vm_is_a_missed_vm)."""
+    """A 6 s window of 1 s intervals expects 4 per VM (6 but two: the phase and the exit second); the run's
+    logs end 2 intervals into it (a VM that stops early on its own reads 0 IOPS on the run's grid:
+    test_a_silent_vm_is_a_missed_vm)."""
     window = Window("event", T0 + 2000, T0 + 8000)
     series = tile_series({"sql-heavy": [70.0] * 4, "web-light": [10.0] * 4})
     verdict = target_iops_held.evaluate(series, {"sql-heavy": 70, "web-light": 10}, target_iops_held.Params(), window=window)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from iogate.judging.evidence import SweepPoint
 from iogate.judging.judge import SpecJudge
 from iogate.judging.spec import AcceptanceSpec, load_spec
@@ -78,3 +80,22 @@ def test_the_fixture_records_what_the_judge_returns(tmp_path: Path) -> None:
     sink: list = []
     returned = Judge(sink, [], lambda: spec).run("baseline", run(steady(100)))
     assert sink == returned and len(sink) == 3
+
+
+DEDUPE = ("  events:\n    checks:\n"
+          "      dedupe_p99_max: {criterion: latency_bound, stat: p99, direction: all, max_latency: 100ms}\n"
+          "      no_errors: {criterion: no_io_errors}\n")
+
+
+def test_a_dedupe_event_is_judged_on_what_the_pass_did_and_not_without_it(tmp_path: Path) -> None:
+    # Besides the spec's checks on the load, a verdict on the pass from the array's own figure: 0 bytes saved is a FAIL.
+    result = run(steady(100))
+    baseline, event, recovery = (window_stats(result.series, Window(n, a * S, b * S))
+                                 for n, a, b in (("baseline", 0, 10), ("event", 10, 20), ("recovery", 20, 30)))
+    judge = SpecJudge(loaded(tmp_path, DEDUPE))
+    did = judge.events("dedupe", baseline, event, recovery, result, event_evidence={"saved_bytes": 4096})
+    assert outcomes(did)[-1] == ("dedupe_took_effect", True) and did[0].criterion == "dedupe_p99_max"
+    idle = judge.events("dedupe", baseline, event, recovery, result, event_evidence={"saved_bytes": 0})
+    assert outcomes(idle)[-1] == ("dedupe_took_effect", False)
+    with pytest.raises(ValueError, match="the dedupe job's evidence is needed"):
+        judge.events("dedupe", baseline, event, recovery, result)
