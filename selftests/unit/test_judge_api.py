@@ -63,11 +63,16 @@ EVENTS = ("  events:\n    checks:\n"
           "      no_errors: {criterion: no_io_errors}\n")
 
 
+def thirds(result):  # type: ignore[no-untyped-def]
+    """Baseline 0-10 s, event 10-20 s, recovery 20-30 s of a 30 s run."""
+    return (window_stats(result.series, Window(n, a * S, b * S))
+            for n, a, b in (("baseline", 0, 10), ("event", 10, 20), ("recovery", 20, 30)))
+
+
 def test_an_event_case_is_judged_by_its_own_checks_and_every_case_checks_on_both_windows(tmp_path: Path) -> None:
     # Baseline 0-10 s, event 10-20 s, recovery 20-30 s, 100 IOPS throughout: every window check passes.
     result = run(steady(100))
-    baseline, event, recovery = (window_stats(result.series, Window(n, a * S, b * S))
-                                 for n, a, b in (("baseline", 0, 10), ("event", 10, 20), ("recovery", 20, 30)))
+    baseline, event, recovery = thirds(result)
     verdicts = SpecJudge(loaded(tmp_path, EVENTS)).events("snapshot", baseline, event, recovery, result, case="read")
     names = [v.criterion for v in verdicts]
     # snapshot_backend_write_* judges another case only; snapshot_p99_max judges every case.
@@ -90,8 +95,7 @@ DEDUPE = ("  events:\n    checks:\n"
 def test_a_dedupe_event_is_judged_on_what_the_pass_did_and_not_without_it(tmp_path: Path) -> None:
     # Besides the spec's checks on the load, a verdict on the pass from the array's own figure: 0 bytes saved is a FAIL.
     result = run(steady(100))
-    baseline, event, recovery = (window_stats(result.series, Window(n, a * S, b * S))
-                                 for n, a, b in (("baseline", 0, 10), ("event", 10, 20), ("recovery", 20, 30)))
+    baseline, event, recovery = thirds(result)
     judge = SpecJudge(loaded(tmp_path, DEDUPE))
     did = judge.events("dedupe", baseline, event, recovery, result, event_evidence={"saved_bytes": 4096})
     assert outcomes(did)[-1] == ("dedupe_took_effect", True) and did[0].criterion == "dedupe_p99_max"
