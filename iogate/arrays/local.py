@@ -353,9 +353,13 @@ class LocalArray:
         # running in the pool (it would keep the pool busy and outlive the run).
         entry = self.run.ledger.intend("process", name="dedupe pass", marker=marker)
         try:
-            rate = str(self.options.dedupe_bytes_per_s)
+            rate = self.options.dedupe_bytes_per_s
             argv = [sys.executable, "-m", "iogate.arrays.dedupe_pass", "--marker", marker, "--block-bytes", str(DEDUPE_BLOCK_BYTES)]
-            report = json.loads(_run([*argv, "--rate-bytes-per-s", rate, *files]))
+            # The pass reads every byte once and each duplicate pair again (at most twice over) at `rate`: a big
+            # pool's pass runs for many minutes, and only a pass well past that is stuck.
+            longest_s = 2 * 3 * sum(os.path.getsize(f) for f in files) / rate + 120
+            done = shell.run([*argv, "--rate-bytes-per-s", str(rate), *files], timeout_s=longest_s, error=ArrayError)
+            report = json.loads(done.stdout)
         finally:
             release(self.run.ledger, [entry])
         _run(["sync", "-f", str(self.pool_dir)])

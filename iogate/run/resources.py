@@ -8,6 +8,7 @@ Adding a kind = one function and one line in REMOVERS.
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import signal
@@ -20,6 +21,8 @@ from typing import Any
 from iogate import shell
 from iogate.errors import IOGateError
 from iogate.run.ledger import Entry, Ledger, owner_alive, owner_state, process_start_ticks
+
+CGROUP_DRAIN_S = 10.0  # how long a cgroup's exiting tasks may keep it busy before its removal fails
 
 Remover = Callable[[dict[str, Any]], str | None]
 
@@ -65,15 +68,25 @@ def _remove_cgroup(attrs: dict[str, Any]) -> str | None:
     path = Path(attrs["path"])
     if not path.is_dir():
         return None
-    # A cgroup with tasks cannot be removed: hand them back to the parent first.
+    # A cgroup with tasks cannot be removed: hand them back to the parent first. A task still exiting
+    # cannot be moved and keeps the cgroup busy until it is gone (seen: 16 fio hosts ending on a slow
+    # disk), so the removal is tried again, moving what is left, until CGROUP_DRAIN_S have passed.
     parent_procs = path.parent / "cgroup.procs"
-    for pid in (path / "cgroup.procs").read_text().split():
+    deadline = time.monotonic() + CGROUP_DRAIN_S
+    while True:
+        for pid in (path / "cgroup.procs").read_text().split():
+            try:
+                parent_procs.write_text(pid)
+            except OSError:
+                pass
         try:
-            parent_procs.write_text(pid)
-        except OSError:
-            pass
-    path.rmdir()
-    return f"removed cgroup {path}"
+            path.rmdir()
+        except OSError as exc:
+            if exc.errno != errno.EBUSY or time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+            continue
+        return f"removed cgroup {path}"
 
 
 def marker_pids(marker: str) -> list[int]:
