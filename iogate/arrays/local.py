@@ -40,6 +40,7 @@ from iogate.units import parse_size_bytes
 
 BLKIO_ROOT = Path("/sys/fs/cgroup/blkio")
 DEDUPE_BLOCK_BYTES = 64 << 10  # the dedupe unit; the dedupe family fills its datastore at this block size
+DEDUPE_LONGEST_S = 24 * 3600.0
 
 
 class LocalOptions(BaseModel):
@@ -356,8 +357,9 @@ class LocalArray:
             rate = self.options.dedupe_bytes_per_s
             argv = [sys.executable, "-m", "iogate.arrays.dedupe_pass", "--marker", marker, "--block-bytes", str(DEDUPE_BLOCK_BYTES)]
             # The pass reads every byte once and each duplicate pair again (at most twice over) at `rate`: a big
-            # pool's pass runs for many minutes, and only a pass well past that is stuck.
-            longest_s = 2 * 3 * sum(os.path.getsize(f) for f in files) / rate + 120
+            # pool's pass runs for many minutes, and only a pass well past that is stuck (at most a day: the
+            # kernel's poll takes no longer timeout, and a slower pass is a mistake in the lab's rate).
+            longest_s = min(2 * 3 * sum(os.path.getsize(f) for f in files) / rate + 120, DEDUPE_LONGEST_S)
             done = shell.run([*argv, "--rate-bytes-per-s", str(rate), *files], timeout_s=longest_s, error=ArrayError)
             report = json.loads(done.stdout)
         finally:
