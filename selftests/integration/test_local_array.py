@@ -27,14 +27,32 @@ def test_volumes_are_direct_io_loop_devices_in_an_xfs_pool(local_array: LocalArr
     assert [v.name for v in local_array.list_volumes()] == ["v1"]
 
 
-def test_teardown_removes_everything(local_lab: Lab, local_run: Run) -> None:
-    array = LocalArray(local_lab, local_run)
+def with_pool_on(lab: Lab, medium: str) -> Lab:
+    options = {**lab.array.options, "pool_medium": medium}
+    return lab.model_copy(update={"array": lab.array.model_copy(update={"options": options})})
+
+
+def test_the_embedded_labs_pool_is_in_memory_not_on_this_machines_disk(local_array: LocalArray) -> None:
+    """labs/local.yaml keeps its pool image in a tmpfs of pool_size in the run's directory: the host
+    disk's stalls (journal commits, discards) are not in the lab's data path."""
+    backing = Path(loop_backing_file(next(line.split()[0] for line in Path("/proc/mounts").read_text().splitlines()
+                                          if line.split()[1] == str(local_array.pool_dir))))
+    tmpfs = [line.split() for line in Path("/proc/mounts").read_text().splitlines() if line.split()[2] == "tmpfs"]
+    holder = next((fields for fields in tmpfs if backing.is_relative_to(fields[1])), None)
+    assert holder is not None, f"the pool image {backing} is on no tmpfs"
+    assert Path(holder[1]).is_relative_to(local_array.run.run_dir)
+    assert f"size={8 << 20}k" in holder[3]  # pool_size 8 GiB, as the kernel writes it
+
+
+@pytest.mark.parametrize("medium", ["memory", "disk"])
+def test_teardown_removes_everything(local_lab: Lab, local_run: Run, medium: str) -> None:
+    array = LocalArray(with_pool_on(local_lab, medium), local_run)
     array.setup()
     volume = array.create_volume("v1", 32 << 20)
     array.set_qos(volume, QoS(read_iops=100))
     array.teardown()
     assert str(local_run.run_dir) not in loop_devices()
-    assert str(array.pool_dir) not in Path("/proc/mounts").read_text()
+    assert str(local_run.run_dir) not in Path("/proc/mounts").read_text()
     assert not array.cgroup.exists()
     assert local_run.ledger.open_entries() == []
 
