@@ -26,9 +26,10 @@ import mmap
 import os
 import struct
 import sys
-import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+
+from iogate.arrays.pacing import Pacer
 
 # linux/fs.h: _IOWR(0x94, 54, struct file_dedupe_range), whose fixed part is 24 bytes.
 FIDEDUPERANGE = 0xC0189436
@@ -52,21 +53,6 @@ def duplicates(blocks: Iterator[tuple[Block, bytes]]) -> list[tuple[Block, Block
         if (seen := first.setdefault(digest, block)) is not block:
             pairs.append((seen, block))
     return pairs
-
-
-class Pacer:
-    """Keeps the bytes read at or below a rate: the pass is background work on the array's own disks."""
-
-    def __init__(self, bytes_per_s: int) -> None:
-        self.bytes_per_s = bytes_per_s
-        self.read_bytes = 0
-        self.started = time.monotonic()
-
-    def account(self, length: int) -> None:
-        self.read_bytes += length
-        ahead_s = self.read_bytes / self.bytes_per_s - (time.monotonic() - self.started)
-        if ahead_s > 0:
-            time.sleep(ahead_s)
 
 
 def hashed_blocks(paths: Sequence[str], block_bytes: int, pacer: Pacer) -> Iterator[tuple[Block, bytes]]:
@@ -117,7 +103,7 @@ def dedupe_pair(fds: Sequence[int], source: Block, target: Block, block_bytes: i
 def dedupe(paths: Sequence[str], block_bytes: int, rate_bytes_per_s: int) -> dict[str, int]:
     pacer = Pacer(rate_bytes_per_s)
     pairs = duplicates(hashed_blocks(paths, block_bytes, pacer))
-    hashed = pacer.read_bytes
+    hashed = pacer.moved_bytes
     fds = [os.open(path, os.O_RDWR) for path in paths]
     deduped = differed = 0
     try:

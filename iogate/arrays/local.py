@@ -31,6 +31,7 @@ from iogate.arrays.base import ArraySample, Capability, Snapshot, Volume, check_
 from iogate.arrays.blockstat import BlockStat, CounterSampler, parse_stat
 from iogate.arrays.clock import ArrayClock
 from iogate.arrays.exports import BlockExport
+from iogate.arrays.pacing import Pacer
 from iogate.errors import ArrayError, IOGateError
 from iogate.lab import DeviceIdentity, Lab, QoS
 from iogate.run import Run
@@ -431,18 +432,14 @@ def paced_copy(source: Path, target: Path, bytes_per_s: int, chunk_bytes: int = 
     direct I/O, so a buffered read could return stale cached blocks.
     """
     buffer = mmap.mmap(-1, chunk_bytes)  # page-aligned, as O_DIRECT wants
-    started = time.monotonic()
-    copied = 0
+    pacer = Pacer(bytes_per_s)
     source_fd = os.open(source, os.O_RDONLY | os.O_DIRECT)
     try:
         with open(target, "wb") as out:
             while (length := os.readv(source_fd, [buffer])) > 0:
                 out.write(buffer[:length])
-                copied += length
-                ahead_s = copied / bytes_per_s - (time.monotonic() - started)
-                if ahead_s > 0:
-                    time.sleep(ahead_s)
+                pacer.account(length)
     finally:
         os.close(source_fd)
         buffer.close()
-    return copied
+    return pacer.moved_bytes
