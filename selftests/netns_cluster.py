@@ -43,20 +43,24 @@ def netns_cluster(workdir: Path, tag: str, count: int, subnet_base: int, lab_fil
     lab = netns.variant(base, workdir=workdir, tag=f"{os.getpid() % 10000}{tag}", count=count, subnet_base=subnet_base)
     lab = lab.model_copy(update={"array": lab.array.model_copy(update={"options": {"pool_size": "1GiB"}})})
     _, hosts = netns.up(lab)
-    run = Run.start(workdir, tag)
-    array = LocalArray(lab, run)
     try:
-        array.setup()
-        guard = Guard()
-        initiators = {h.name: Initiator.from_config(h) for h in lab.hosts}
-        connector = connector_class("block")(lab.protocol("block"), run)
-        volumes, targets = {}, {}
-        for host in lab.hosts:
-            volumes[host.name] = array.create_volume(f"vol-{host.name}", 64 << 20)
-            guard.admit(volumes[host.name].identity)
-            targets[host.name] = connector.connect(initiators[host.name], volumes[host.name])
-        yield NetnsCluster(lab, hosts, run, array, guard, initiators, volumes, targets)
+        run = Run.start(workdir, tag)
+        array = LocalArray(lab, run)
+        try:
+            array.setup()
+            guard = Guard()
+            initiators = {h.name: Initiator.from_config(h) for h in lab.hosts}
+            connector = connector_class("block")(lab.protocol("block"), run)
+            volumes, targets = {}, {}
+            for host in lab.hosts:
+                volumes[host.name] = array.create_volume(f"vol-{host.name}", 64 << 20)
+                guard.admit(volumes[host.name].identity)
+                targets[host.name] = connector.connect(initiators[host.name], volumes[host.name])
+            yield NetnsCluster(lab, hosts, run, array, guard, initiators, volumes, targets)
+        finally:
+            array.teardown()  # the cgroup's remover hands any fio server moved into it back to the root cgroup
     finally:
-        array.teardown()  # the cgroup's remover hands any fio server moved into it back to the root cgroup
+        # The hosts go even when the run's release failed: namespaces, veths and sshds left behind
+        # would collide with the next test's and outlive the session.
         netns.down(lab)
     assert netns.leftovers(hosts, netns.lab_run_dir(lab)) == []

@@ -191,3 +191,25 @@ def test_removers_check_identity_before_acting(tmp_path: Path) -> None:
     finally:
         subprocess.run(["ip", "netns", "del", name], capture_output=True)
         subprocess.run(["ip", "link", "del", other_link], capture_output=True)
+
+
+def test_the_cluster_helper_takes_its_hosts_down_when_the_runs_release_fails(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A release that fails (a cgroup still busy, a loop device held) must not leave the namespaces,
+    veths and sshds of the self-test's cluster behind for the next test to collide with."""
+    from iogate.arrays.local import LocalArray
+    from selftests.netns_cluster import netns_cluster
+
+    real_teardown = LocalArray.teardown
+
+    def failing_teardown(self: LocalArray) -> None:
+        real_teardown(self)
+        raise IOGateError("injected: could not release cgroup (busy)")
+
+    monkeypatch.setattr(LocalArray, "teardown", failing_teardown)
+    hosts: list[netns.NsHost] = []
+    with pytest.raises(IOGateError, match="injected"), netns_cluster(tmp_path / "work", "rf", count=1, subnet_base=74) as cluster:
+        hosts, lab = cluster.hosts, cluster.lab
+        assert (netns.NETNS_DIR / hosts[0].namespace).exists()
+    assert hosts, "the cluster never came up"
+    assert netns.leftovers(hosts, netns.lab_run_dir(lab)) == []
