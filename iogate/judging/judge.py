@@ -107,12 +107,14 @@ class SpecJudge:
 
     def top_step_runtime_s(self, case: str, runtime_s: float, *, backend: bool) -> float:
         """How long the case's top THROUGHPUT step must run for `throughput` to judge its steady state: at least
-        runtime_s; with a steady_state check, its window of one-second rounds plus the run's last second (left out of
-        judged series: fio logs it partial) plus one for the grid's edges. A 4 s smoke step gave 3 rounds or,
-        its edges falling the other way, 2: a 3-round window then failed a steady array."""
+        runtime_s; with a steady_state check, its window of one-second rounds, plus the run's last second (left out
+        of judged series: fio logs it partial), plus one for each end of the merged rounds: the clones of one fio
+        process tick on phases up to an interval apart, and the merge leaves out a head and a tail round that not
+        every clone filled (metrics.grid). A 5 s step for a 3-round window gave 2 rounds when one job's clones
+        ticked 108 ms after the other's (make accept, 1 run of 10); 4 s gave 2 or 3 before."""
         windows = [int(c.params.window_rounds) for c in self._for_case("kpi", case)  # type: ignore[attr-defined]
                    if c.criterion == steady_state.NAME] if backend else []
-        return max([runtime_s, *(w + 2.0 for w in windows)])
+        return max([runtime_s, *(w + 3.0 for w in windows)])
 
     def throughput(self, case: str, steps: Sequence[tuple[str, RunResult]], *, backend: bool) -> list[Verdict]:
         """THROUGHPUT: the rules on every step's run; the case's throughput checks on the steps' curve (curve criteria)

@@ -115,6 +115,8 @@ class JobGrid:
     origin_ms: int  # the grid's phase: interval ends are origin_ms + n x interval
     intervals: Sequence[Interval]  # GridIntervals from job_grids
     logged: bool = True  # False: the job logged no line at all (zeros; its direction is unknown, READ stands in)
+    head_cut: bool = False  # a time filter left out intervals the job ran before its first one here
+    tail_cut: bool = False  # ... or after its last one
 
     @property
     def vm(self) -> str:
@@ -178,7 +180,9 @@ def _grid(key: tuple[str, str, int, Dir], lines: Sequence[Sample], span: JobSpan
     intervals = GridIntervals(origin + (numbers[0] if numbers else 1) * interval_ms, interval_ms,
                               [weight.get(n, 0.0) for n in numbers],
                               [lat_sum[n] / lat_weight[n] if lat_weight.get(n) else None for n in numbers])
-    return JobGrid(host, job, clone, direction, origin, intervals, bool(lines))
+    return JobGrid(host, job, clone, direction, origin, intervals, bool(lines),
+                   head_cut=span.head_cut or (bool(numbers) and numbers[0] > 1),
+                   tail_cut=span.tail_cut or (bool(numbers) and numbers[-1] < last))
 
 
 def job_grids(series: Series) -> list[JobGrid]:
@@ -189,7 +193,8 @@ def job_grids(series: Series) -> list[JobGrid]:
     for span in series.effective_spans():
         known = spans.get((span.host, span.job))
         spans[(span.host, span.job)] = span if known is None else JobSpan(
-            span.host, span.job, min(known.start_ms, span.start_ms), max(known.end_ms, span.end_ms))
+            span.host, span.job, min(known.start_ms, span.start_ms), max(known.end_ms, span.end_ms),
+            known.head_cut or span.head_cut, known.tail_cut or span.tail_cut)
     groups: dict[tuple[str, str, int, Dir], list[Sample]] = defaultdict(list)
     for sample in series.samples:
         groups[(sample.host, sample.job, sample.clone, sample.dir)].append(sample)
@@ -238,6 +243,16 @@ def merge_by_time(grids: Iterable[JobGrid], interval_ms: int, *, cut: bool = Fal
             first += 1
         while last >= first and ragged(last):
             last -= 1
+        # A grid the filter cut holds nothing of the reference intervals beyond its cut end, although the job
+        # ran there: those intervals are ragged too, even where its cut end meets a reference end (a grid merged
+        # interval for interval, its phase within the jitter slack, can lose to the bound the interval that the
+        # reference grid keeps: 20 and 110 ms late, a bound at +106 ms read the last second half full).
+        for grid in grids:
+            if grid.tail_cut:
+                last = min(last, math.floor((grid.intervals[-1][0] + shifts[id(grid)] - reference.origin_ms) / interval_ms))
+            if grid.head_cut:
+                began = grid.intervals[0][0] + shifts[id(grid)] - interval_ms
+                first = max(first, math.ceil((began - reference.origin_ms) / interval_ms) + 1)
     iops: dict[int, float] = defaultdict(float)
     lat_sum: dict[int, float] = defaultdict(float)
     lat_weight: dict[int, float] = defaultdict(float)

@@ -30,7 +30,10 @@ def resample(series: Series, interval_ms: int) -> Series:
     ratio = interval_ms // series.interval_ms
     out: list[Sample] = []
     spans: dict[tuple[str, str], tuple[int, int]] = {}
+    cut: dict[tuple[str, str], tuple[bool, bool]] = {}
     for grid in job_grids(series):
+        head, tail = cut.get((grid.host, grid.job), (False, False))
+        cut[(grid.host, grid.job)] = (head or grid.head_cut, tail or grid.tail_cut)
         for bucket in range(len(grid.intervals) // ratio):
             members = grid.intervals[bucket * ratio:(bucket + 1) * ratio]
             known = [(iops, lat) for _, iops, lat in members if lat is not None and iops > 0]
@@ -42,7 +45,7 @@ def resample(series: Series, interval_ms: int) -> Series:
             low, high = spans.get((grid.host, grid.job), (end - interval_ms, end))
             spans[(grid.host, grid.job)] = (min(low, end - interval_ms), max(high, end))
     out.sort(key=lambda s: (s.t_ms, s.host, s.job, s.clone, s.dir.value))
-    return Series(tuple(out), (), interval_ms, tuple(JobSpan(h, j, lo, hi) for (h, j), (lo, hi) in sorted(spans.items())),
+    return Series(tuple(out), (), interval_ms, tuple(JobSpan(h, j, lo, hi, *cut[(h, j)]) for (h, j), (lo, hi) in sorted(spans.items())),
                   series.bounds_ms)
 
 

@@ -140,6 +140,10 @@ class JobSpan:
     job: str
     start_ms: int
     end_ms: int
+    # A time filter left out intervals the job ran before (head) / after (tail) this span: kept known through
+    # resampling, so a merge never reads the other jobs' intervals there as the whole run's (grid.merge_by_time).
+    head_cut: bool = False
+    tail_cut: bool = False
 
 
 @dataclass(frozen=True, slots=True)  # slots: a run holds one per second, job and direction
