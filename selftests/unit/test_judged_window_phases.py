@@ -68,3 +68,20 @@ def test_the_planned_top_step_holds_its_window_at_any_phase_up_to_half_an_interv
 def test_a_clone_silent_in_the_last_judged_round_still_reads_as_a_drop() -> None:
     """Fail closed: leaving out what the bound cut never hides a missing line (clone 1's at +4.020 s)."""
     assert _rounds(6, (20, 110), silent=(1, 4020)) == [1000.0, 1000.0, 1000.0, 875.0]
+
+
+def test_a_job_that_logged_nothing_reads_as_missing_io_not_as_a_shorter_window() -> None:
+    """Fail closed: kpi2's four clones wrote no line at all (its span says it ran): every judged round is
+    kpi1's 500 IOPS, none is left out as a cut edge."""
+    samples, jobs = [], []
+    for clone in range(1, 9):
+        job = "kpi1" if clone <= 4 else "kpi2"
+        jobs.append({"jobname": job, "job_runtime": 6006})
+        if job == "kpi1":
+            samples += [Sample(T0 + k * 1000, job, "localhost", Dir.WRITE, 125.0, 7e6, clone=clone) for k in range(1, 6)]
+    report = {"timestamp_ms": T0 + 6010, "jobs": jobs}
+    start_ms = parse.measured_start_ms(report, samples, "localhost")
+    series = Series(tuple(samples), (), 1000, tuple(parse.job_spans(report, "localhost", start_ms, samples)))
+    rounds = [round(iops, 1) for _, iops, _ in
+              judged_series(RunResult("backend_write-p8", (), series, start_ms, start_ms + 6006), 1000).totals()]
+    assert rounds == [500.0] * 5
