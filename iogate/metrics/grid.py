@@ -21,7 +21,8 @@ therefore goes through a grid of the intervals a job *should* have logged:
   of lateness (Series.ends_within).
 * A line counts for the grid interval it overlaps most (its stamp rounded to
   the nearest grid end). An interval with no line is 0 IOPS with an unknown
-  (None) latency. A second line in the same interval (after a stall) adds the
+  (None) latency, unless the next line's rate covers it (Sample.since_ms: fio's
+  helper ticked late, and its hist log shows the I/O went on). A second line in the same interval (after a stall) adds the
   I/Os of the time since the first, so nothing is counted twice.
 * Jobs are then merged *by time*, not by a shared index: each job interval
   gives every interval of the reference grid (the earliest job's) its share of
@@ -163,6 +164,15 @@ def _grid(key: tuple[str, str, int, Dir], lines: Sequence[Sample], span: JobSpan
     previous: tuple[int, int] | None = None  # (number, t_ms) of the line before
     for line in lines:
         number = math.floor((line.t_ms - origin) / interval_ms + 0.5)
+        if line.since_ms is not None and previous is not None:
+            # fio's helper ticked late: this line's rate covers the intervals since the line before
+            # (parse.line_spans proved I/O there), which are not a stall.
+            for gap in range(previous[0] + 1, number):
+                if 1 <= gap <= last and origin + gap * interval_ms - interval_ms // 2 >= line.since_ms:
+                    weight[gap] += line.iops
+                    if line.clat_mean_ns is not None and line.iops > 0:
+                        lat_sum[gap] += line.iops * line.clat_mean_ns
+                        lat_weight[gap] += line.iops
         # A second line in one interval (fio's partial interval at exit) counts for the time since the first.
         shared = previous is not None and previous[0] == number
         covered = min(interval_ms, max(line.t_ms - previous[1], 0)) if shared and previous else interval_ms

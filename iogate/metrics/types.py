@@ -113,7 +113,10 @@ class Sample:
     the same clock events are recorded on, so windows line up exactly.
     `clat_mean_ns` is None when no clat log line could be paired with this
     interval: an unknown latency is never a 0 ns one. `clone` is fio's log file
-    number (numjobs clones of a job each tick on their own).
+    number (numjobs clones of a job each tick on their own). `since_ms`: where
+    the line's rate begins when that is more than an interval before `t_ms`
+    (fio's helper thread ticked late, proven by the hist log:
+    iogate.engines.fio.parse.line_spans); None: one interval.
     """
 
     t_ms: int
@@ -123,6 +126,7 @@ class Sample:
     iops: float
     clat_mean_ns: float | None
     clone: int = 0
+    since_ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)  # slots: a run holds one per second, job and direction

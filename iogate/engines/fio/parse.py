@@ -25,7 +25,7 @@ from iogate.metrics.bincounts import BinCounts
 from iogate.metrics.histogram import PLAT_NR
 from iogate.metrics.latency import LatencyHistogram
 from iogate.metrics.merge import merge_directions
-from iogate.metrics.types import Dir, Direction, HistSample, JobResult, JobSpan, LatencyStats, Sample
+from iogate.metrics.types import JITTER_FRACTION, Dir, Direction, HistSample, JobResult, JobSpan, LatencyStats, Sample
 
 _DDIR = {0: Dir.READ, 1: Dir.WRITE, 2: Dir.TRIM}
 # What fio's json+ bins count: fio resets its statistics after ramp_time, so the measured phase only.
@@ -295,7 +295,53 @@ def _overlap_ms(a: tuple[int, int], b: tuple[int, int]) -> int:
     return max(0, min(a[1], b[1]) - max(a[0], b[0]))
 
 
-def exact_iops(points: list[tuple[int, float]], counts: list[tuple[int, int]], interval_ms: int) -> list[float]:
+def line_spans(points: list[tuple[int, float]], counts: list[tuple[int, int]], interval_ms: int) -> list[tuple[int, int]]:
+    """The time each iops-log line's rate covers: (its stamp - interval_ms, its stamp], cut at the line before;
+    or back to the line before where fio's helper thread ticked late.
+
+    fio's helper logs rate = I/Os x 1000 / ms since its previous tick, and restarts that count at every
+    tick, also one that found no I/O and logged nothing (stat.c __add_samples). So a gap of more than an
+    interval between two lines is either a real stall (ticks found no I/O; the next line covers its last
+    interval only) or one late tick (the line covers the whole gap: seen in TCG guests and loaded hosts,
+    where a phase 600 ms late read a phantom 0 IOPS second). The iops log cannot tell the two apart;
+    the clat_hist log can: its lines are written on the completion path, so they go on through a late
+    tick and stop in a stall. A gap's uncovered part (the line before, the stamp - interval_ms] is
+    credited to the line when the hist lines around it counted more I/Os than the logged intervals they
+    overlap can hold (each at its logged rate + 1, fio's truncation), and that surplus is at least one
+    I/O and half of what the line's rate implies over the uncovered part. A stall leaves no surplus
+    (the hist line spanning it counts only the I/Os of its edges, which the edge lines hold); a late
+    tick leaves about all of it. No hist log: every gap stays a stall (never credited without proof).
+    """
+    late_ms = interval_ms * (1 + JITTER_FRACTION)
+    nominal = [(max(t - interval_ms, points[i - 1][0] if i else t - interval_ms), t) for i, (t, _) in enumerate(points)]
+    start = nominal[0][0] if points else 0
+    hist = [(start, 0), *((t_ms, count) for t_ms, count in counts if t_ms > start)]
+    hist_ends = [t_ms for t_ms, _ in hist]
+    ends = [end for _, end in nominal]
+    spans = []
+    for i, ((begin, t_ms), (_, value)) in enumerate(zip(nominal, points, strict=True)):
+        before = points[i - 1][0] if i else begin
+        if t_ms - before > late_ms and len(hist) > 1:
+            gap = (before, t_ms - interval_ms)
+            surplus = 0.0
+            for k in range(max(bisect.bisect_right(hist_ends, gap[0]), 1), len(hist)):
+                span = (hist[k - 1][0], hist[k][0])
+                if span[0] >= gap[1]:
+                    break
+                held = 0.0
+                for j in range(bisect.bisect_right(ends, span[0]), len(nominal)):
+                    if nominal[j][0] >= span[1]:
+                        break
+                    held += (points[j][1] + 1) * _overlap_ms(nominal[j], span) / 1000
+                surplus += max(hist[k][1] - held, 0.0)
+            if surplus >= max(1.0, value * (gap[1] - gap[0]) / 1000 / 2):
+                begin = before
+        spans.append((begin, t_ms))
+    return spans
+
+
+def exact_iops(points: list[tuple[int, float]], counts: list[tuple[int, int]], interval_ms: int,
+               spans: list[tuple[int, int]] | None = None) -> list[float]:
     """The IOPS of each iops-log line (sorted by time), from the clat_hist log's exact counts where it has them.
 
     fio logs an interval's IOPS as an integer ((I/Os x 1000) // ms, stat.c
@@ -306,8 +352,8 @@ def exact_iops(points: list[tuple[int, float]], counts: list[tuple[int, int]], i
     counts from the start of the measured phase (fio resets its histograms when
     the ramp ends; seen with fio 3.33), taken as the first iops-log interval's start.
 
-    An iops-log line stands for (its stamp - interval_ms, its stamp], cut at
-    the line before it. Each hist line's count goes to the iops-log intervals
+    An iops-log line stands for its span (line_spans: one interval, cut at the
+    line before it, or the whole gap after a late helper tick). Each hist line's count goes to the iops-log intervals
     its span overlaps, in proportion to overlap x (logged IOPS + 0.5): only
     intervals with an iops line, i.e. with a completion, so the I/Os done when
     a stalled fio resumes are not smeared back over the stall, and within the
@@ -325,7 +371,7 @@ def exact_iops(points: list[tuple[int, float]], counts: list[tuple[int, int]], i
     hist interval), and every interval of a job, clone and direction with no
     hist log, keeps the iops log's (truncated) value.
     """
-    spans = [(max(t - interval_ms, points[i - 1][0] if i else t - interval_ms), t) for i, (t, _) in enumerate(points)]
+    spans = spans if spans is not None else line_spans(points, counts, interval_ms)
     counts = [(t_ms, count) for t_ms, count in counts if points and t_ms > spans[0][0]]
     if not counts:
         return [value for _, value in points]
@@ -411,7 +457,8 @@ def parse_logs(files: Mapping[str, str], host: str, interval_ms: int = 1000) -> 
     the interval's real length wherever a hist line covers it, and from fio's
     IOPS log (which truncates to whole numbers) only where no hist log exists
     (see exact_iops). The grid (iogate.metrics.grid) still treats an interval
-    with no line as 0 IOPS.
+    with no line as 0 IOPS, unless the hist log proves fio's helper ticked
+    late and the next line's rate covers it (line_spans, Sample.since_ms).
     IOPS and mean-clat logs pair up by (job, clone, direction) and nearest time:
     fio stamps the two logs up to a few hundred ms apart; an IOPS line with no
     clat line within half an interval gets clat_mean_ns None (unknown, not 0).
@@ -445,11 +492,13 @@ def parse_logs(files: Mapping[str, str], host: str, interval_ms: int = 1000) -> 
         latency = sorted(clat.get(key, []))
         times, values = [t for t, _ in latency], [v for _, v in latency]
         points.sort(key=lambda p: p[0])
-        exact = exact_iops(points, _by_stamp(hist_counts.get(key, [])), interval_ms)
-        for (t_ms, _), value in zip(points, exact, strict=True):
+        counts = _by_stamp(hist_counts.get(key, []))
+        spans = line_spans(points, counts, interval_ms)
+        exact = exact_iops(points, counts, interval_ms, spans)
+        for (t_ms, _), value, (begin, _) in zip(points, exact, spans, strict=True):
             mean_ns = _nearest(times, values, t_ms, interval_ms // 2)
             samples.append(Sample(t_ms=t_ms, job=key[0], host=host, dir=key[2], iops=value, clat_mean_ns=mean_ns,
-                                  clone=int(key[1])))
+                                  clone=int(key[1]), since_ms=begin if t_ms - begin > interval_ms else None))
     samples.sort(key=lambda s: (s.t_ms, s.job, s.clone, s.dir.value))
     return samples, hist
 
