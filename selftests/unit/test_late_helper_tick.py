@@ -137,3 +137,16 @@ def test_a_stall_of_two_seconds_reads_zero_at_any_tick_phase() -> None:
         ticks = [1000, *range(2000 + phase, END_MS, 1000)]
         found = intervals(fio_logs(stalled, ticks))
         assert found.count(0) >= 1 and sum(found) <= 200 * 7 + 1, (phase, found)
+
+
+def test_a_sigstopped_fio_is_a_stall_although_its_helper_ticked_late() -> None:
+    """SIGSTOP freezes the helper and the completion path alike: nothing completes (3500, 7500), the helper's
+    next line comes at 7500, at the resume, with a low mean rate over the stop (the I/Os of (3000, 3500] and
+    the 4 in flight reaped at the resume). The hist log shows one line before the stop and the next after it,
+    so the stop is not credited with that mean: the seconds inside it read 0 (the truth test
+    test_tiles_truth.test_a_tile_whose_fio_is_stopped... does this with a real fio)."""
+    frozen = [c for c in EVERY_5_MS if not 3500 < c < 7500] + [7500] * 4
+    files = fio_logs(sorted(frozen), [1000, 2000, 3000, 7500, 8500])
+    found = intervals(files)
+    assert found.count(0) >= 3, found
+    assert stall_count(files) == 1

@@ -306,7 +306,8 @@ def line_spans(points: list[tuple[int, float]], counts: list[tuple[int, int]], i
     where a phase 600 ms late read a phantom 0 IOPS second). The iops log cannot tell the two apart;
     the clat_hist log can: its lines are written on the completion path, so they go on through a late
     tick and stop in a stall. A gap's uncovered part (the line before, the stamp - interval_ms] is
-    credited to the line when the hist lines around it counted more I/Os than the logged intervals they
+    credited to the line when hist lines were written all through it (no two more than two intervals
+    apart: _completions_throughout) and counted more I/Os than the logged intervals they
     overlap can hold (each at its logged rate + 1, fio's truncation), and that surplus is at least one
     I/O and half of what the line's rate implies over the uncovered part. A stall leaves no surplus
     (the hist line spanning it counts only the I/Os of its edges, which the edge lines hold); a late
@@ -321,7 +322,7 @@ def line_spans(points: list[tuple[int, float]], counts: list[tuple[int, int]], i
     spans = []
     for i, ((begin, t_ms), (_, value)) in enumerate(zip(nominal, points, strict=True)):
         before = points[i - 1][0] if i else begin
-        if t_ms - before > late_ms and len(hist) > 1:
+        if t_ms - before > late_ms and len(hist) > 1 and _completions_throughout(hist_ends, (before, t_ms - interval_ms), interval_ms):
             gap = (before, t_ms - interval_ms)
             surplus = 0.0
             for k in range(max(bisect.bisect_right(hist_ends, gap[0]), 1), len(hist)):
@@ -338,6 +339,19 @@ def line_spans(points: list[tuple[int, float]], counts: list[tuple[int, int]], i
                 begin = before
         spans.append((begin, t_ms))
     return spans
+
+
+def _completions_throughout(hist_ends: list[int], gap: tuple[int, int], interval_ms: int) -> bool:
+    """Whether the hist log shows completions all through `gap`: its lines are written at the first
+    completion an interval after the line before, so while I/O flows they come about an interval apart,
+    and two lines more than two intervals apart mean a second without a completion. Stamps from the
+    last line at or before the gap to the first after it are read (a SIGSTOPped fio, whose late line
+    covers the stop at a low mean rate, shows one line before the stop and the next after it)."""
+    first = max(bisect.bisect_right(hist_ends, gap[0]) - 1, 0)
+    last = bisect.bisect_left(hist_ends, gap[1])
+    if last >= len(hist_ends):
+        return False  # the hist log ends inside the gap: nothing shows the I/O went on
+    return all(b - a <= 2 * interval_ms for a, b in itertools.pairwise(hist_ends[first:last + 1]))
 
 
 def exact_iops(points: list[tuple[int, float]], counts: list[tuple[int, int]], interval_ms: int,
