@@ -169,7 +169,7 @@ class LocalArray:
     # -- lifecycle -------------------------------------------------------------
     def setup(self) -> None:
         ledger = self.run.ledger
-        image = self._pool_medium() / "pool.img"
+        image = self._pool_image_dir() / "pool.img"
         self._own.append(entry := ledger.intend("file", path=str(image)))
         try:
             with image.open("wb") as handle:
@@ -199,7 +199,7 @@ class LocalArray:
         self.cgroup.mkdir(exist_ok=True)
         ledger.created(entry)
 
-    def _pool_medium(self) -> Path:
+    def _pool_image_dir(self) -> Path:
         """The directory the pool image goes in: the run's own, or a tmpfs of pool_size mounted in it."""
         if self.options.pool_medium == "disk":
             return self.run.run_dir
