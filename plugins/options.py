@@ -162,7 +162,9 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     if suite is None:
         return None
     lines = [f"iogate: lab {s.name} ({s.lab.path}), engine {s.lab.engine}, profile {s.profile.name}, "
-             f"spec {s.spec.path} (chosen by {s.spec_chosen_by})" for s in suite.labs]
+             f"spec {s.spec.path} (chosen by {s.spec_chosen_by})"
+             f"{'' if s.lab.live_judge else '; no live judge (lab: live_judge false): every point runs its planned time'}"
+             for s in suite.labs]
     if len(suite.labs) > 1:
         order = " | ".join(" then ".join(s.name for s in group) for group in suite.groups())
         lines.append(f"iogate: {len(suite.labs)} labs, run {suite.run_id}; one after another where they share a host: {order}")
