@@ -121,5 +121,6 @@ def _down(state_path: Path) -> int:
     ledger, _ = Ledger.load(Path(state["run_dir"]) / "ledger.jsonl")
     for line in release_all(ledger):
         print(line)
-    state_path.unlink()
+    # A `labvm up --die-with-caller` still waiting on qemu removes the state itself once qemu is gone.
+    state_path.unlink(missing_ok=True)
     return 0
