@@ -239,7 +239,7 @@ class Lab(Strict):
                               "1 for a real array, lower for an emulated one")
     # The live judge reads fio's full json+ report each second (a 25-VM tile: ~400 KB a second, composed by fio
     # and read over ssh on the host that runs the load). A host without the CPU for that measures the observer:
-    # in the TCG lab VM it tripled the tiles' p99 (61-143 ms against 19-34 ms without) and held the jobs'
+    # in the TCG lab VM it tripled the tiles' p99 (61-144 ms against 19-34 ms without) and held the jobs'
     # ends 5-12 s past their runtime, read as stalls (docs/early-stop.md).
     live_judge: bool = Field(default=True, description="judge run points live while they run (fail fast, steady stop); "
                              "false for hosts that cannot spare the CPU for fio's report each second: every point "
