@@ -161,6 +161,13 @@ def _grid(key: tuple[str, str, int, Dir], lines: Sequence[Sample], span: JobSpan
     weight: dict[int, float] = defaultdict(float)  # interval number -> IOPS
     lat_sum: dict[int, float] = defaultdict(float)
     lat_weight: dict[int, float] = defaultdict(float)
+
+    def credit(number: int, iops: float, clat_mean_ns: float | None) -> None:
+        weight[number] += iops
+        if clat_mean_ns is not None and iops > 0:
+            lat_sum[number] += iops * clat_mean_ns
+            lat_weight[number] += iops
+
     previous: tuple[int, int] | None = None  # (number, t_ms) of the line before
     for line in lines:
         number = math.floor((line.t_ms - origin) / interval_ms + 0.5)
@@ -169,21 +176,14 @@ def _grid(key: tuple[str, str, int, Dir], lines: Sequence[Sample], span: JobSpan
             # (parse.line_spans proved I/O there), which are not a stall.
             for gap in range(previous[0] + 1, number):
                 if 1 <= gap <= last and origin + gap * interval_ms - interval_ms // 2 >= line.since_ms:
-                    weight[gap] += line.iops
-                    if line.clat_mean_ns is not None and line.iops > 0:
-                        lat_sum[gap] += line.iops * line.clat_mean_ns
-                        lat_weight[gap] += line.iops
+                    credit(gap, line.iops, line.clat_mean_ns)
         # A second line in one interval (fio's partial interval at exit) counts for the time since the first.
         shared = previous is not None and previous[0] == number
         covered = min(interval_ms, max(line.t_ms - previous[1], 0)) if shared and previous else interval_ms
         previous = (number, line.t_ms)
         if not 1 <= number <= last:
             continue  # outside the job's measured span (ramp, or past its end)
-        iops = line.iops * covered / interval_ms
-        weight[number] += iops
-        if line.clat_mean_ns is not None and iops > 0:
-            lat_sum[number] += iops * line.clat_mean_ns
-            lat_weight[number] += iops
+        credit(number, line.iops * covered / interval_ms, line.clat_mean_ns)
     low, high = series.bounds_ms if series.bounds_ms else (None, None)
     # The filter keeps a run of consecutive intervals (ends within (low, high]).
     numbers = [n for n in range(1, last + 1) if series.ends_within(origin + n * interval_ms, low, high)]

@@ -503,45 +503,48 @@ def parse_logs(files: Mapping[str, str], host: str, interval_ms: int = 1000) -> 
                 (iops if kind == "iops" else clat)[(job, clone, ddir)].append((t_ms, float(fields[1])))
     samples = []
     for key, points in iops.items():
-        latency = sorted(clat.get(key, []))
-        times, values = [t for t, _ in latency], [v for _, v in latency]
         points.sort(key=lambda p: p[0])
         counts = _by_stamp(hist_counts.get(key, []))
         spans = line_spans(points, counts, interval_ms)
         exact = exact_iops(points, counts, interval_ms, spans)
-        for (t_ms, _), value, (begin, _) in zip(points, exact, spans, strict=True):
-            mean_ns = _nearest(times, values, t_ms, interval_ms // 2)
-            samples.append(Sample(t_ms=t_ms, job=key[0], host=host, dir=key[2], iops=value, clat_mean_ns=mean_ns,
-                                  clone=int(key[1]), since_ms=begin if t_ms - begin > interval_ms else None))
+        rates = [(t_ms, value, begin if t_ms - begin > interval_ms else None)
+                 for (t_ms, _), value, (begin, _) in zip(points, exact, spans, strict=True)]
+        samples += _samples(key, host, rates, clat.get(key, []), interval_ms)
     for key, counts in hist_counts.items():
         if key not in iops:
-            latency = sorted(clat.get(key, []))
-            samples += _counted_only(key, host, _by_stamp(counts), latency, interval_ms)
+            samples += _samples(key, host, _counted_only(_by_stamp(counts), interval_ms), clat.get(key, []), interval_ms)
     samples.sort(key=lambda s: (s.t_ms, s.job, s.clone, s.dir.value))
     return samples, hist
 
 
-def _counted_only(key: tuple[str, str, Dir], host: str, counts: list[tuple[int, int]],
-                  latency: list[tuple[int, float]], interval_ms: int) -> list[Sample]:
-    """The seconds of a direction fio's hist log counts and its iops log leaves out: a verify job's read-backs
-    (fio counts an I/O of its verify list, IO_U_F_VER_LIST, in no iops-log interval, but in the clat and hist
-    logs and the json). Left out, a job that writes 64 blocks and then reads them back read as silent in
-    every read-back second: a false stall (an emulated lab's TCG guest, 2 s). Each hist line counts the
-    I/Os since the line before: a line at most two intervals after it covers that span (the log is written
-    at the first completion an interval after the line before, so the I/O went on); one further away is
-    placed in its own interval at its mean rate over the whole span, and the seconds between stay 0 (a
-    stall is never credited)."""
+def _samples(key: tuple[str, str, Dir], host: str, rates: Iterable[tuple[int, float, int | None]],
+             latency: list[tuple[int, float]], interval_ms: int) -> list[Sample]:
+    """One Sample per (t_ms, IOPS, since_ms) of a (job, clone, direction), each with the mean clat logged
+    nearest to it."""
+    latency = sorted(latency)
     times, values = [t for t, _ in latency], [v for _, v in latency]
-    samples = []
+    return [Sample(t_ms=t_ms, job=key[0], host=host, dir=key[2], iops=iops,
+                   clat_mean_ns=_nearest(times, values, t_ms, interval_ms // 2), clone=int(key[1]), since_ms=since_ms)
+            for t_ms, iops, since_ms in rates]
+
+
+def _counted_only(counts: list[tuple[int, int]], interval_ms: int) -> list[tuple[int, float, int | None]]:
+    """The (t_ms, IOPS, since_ms) of a direction fio's hist log counts and its iops log leaves out: a verify
+    job's read-backs (fio counts an I/O of its verify list, IO_U_F_VER_LIST, in no iops-log interval, but in
+    the clat and hist logs and the json). Left out, a job that writes 64 blocks and then reads them back read
+    as silent in every read-back second: a false stall (an emulated lab's TCG guest, 2 s). Each hist line
+    counts the I/Os since the line before: a line at most two intervals after it covers that span (the log is
+    written at the first completion an interval after the line before, so the I/O went on); one further away
+    is placed in its own interval at its mean rate over the whole span, and the seconds between stay 0 (a
+    stall is never credited)."""
+    rates: list[tuple[int, float, int | None]] = []
     before = counts[0][0] - interval_ms if counts else 0
     for t_ms, count in counts:
         span = t_ms - before
         through = span <= 2 * interval_ms
-        samples.append(Sample(t_ms=t_ms, job=key[0], host=host, dir=key[2], iops=count * 1000 / max(span, 1),
-                              clat_mean_ns=_nearest(times, values, t_ms, interval_ms // 2), clone=int(key[1]),
-                              since_ms=before if through and span > interval_ms else None))
+        rates.append((t_ms, count * 1000 / max(span, 1), before if through and span > interval_ms else None))
         before = t_ms
-    return samples
+    return rates
 
 
 def entry_runtime_ms(raw: Mapping[str, Any]) -> int:
