@@ -31,7 +31,7 @@ apt:
 	for c in fio:fio mkfs.xfs:xfsprogs mkfs.btrfs:btrfs-progs nbdkit:nbdkit \
 	         chromium:chromium chromedriver:chromium-driver sshd:openssh-server ssh:openssh-client ip:iproute2 losetup:util-linux \
 	         mkfs.ext4:e2fsprogs debootstrap:debootstrap qemu-system-x86_64:qemu-system-x86 \
-	         java:openjdk-17-jre-headless; do \
+	         java:openjdk-17-jre-headless gawk:gawk busybox:busybox; do \
 	  cmd=$${c%%:*}; pkg=$${c##*:}; \
 	  command -v $$cmd >/dev/null 2>&1 || [ -x /usr/sbin/$$cmd ] || missing="$$missing $$pkg"; \
 	done; \

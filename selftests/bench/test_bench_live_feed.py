@@ -18,13 +18,18 @@ at 32 and 256 jobs); what grows with the job count is the stream (345 kB and 2.7
 per report, each second, over ssh from a remote host) and the controller's parse
 (5 and 30 ms per report: at 256 jobs 3 % of a controller core per live host). On a real core,
 then, a cheaper feed is about bytes and parsing, not fio (under TCG fio's report
-did cost the guest: labs/labvm.yaml). It asserts what can fail: the feed read every
-job's whole intervals in both directions. Run: `make bench`, or
+did cost the guest: labs/labvm.yaml). So a remote host now sends its reports
+reduced (iogate/engines/fio/live_reduce.py: grep -b and awk on the host): the line
+goes on with what the reduced read of the same output file weighs, what the filter
+costs the host's CPU, and the controller's parse of it. It asserts what can fail:
+the feed read every job's whole intervals in both directions, and the reduced read
+fed exactly the same intervals. Run: `make bench`, or
 `pytest selftests/bench/test_bench_live_feed.py -s`.
 """
 
 from __future__ import annotations
 
+import re
 import resource
 import statistics
 import subprocess
@@ -34,6 +39,7 @@ from pathlib import Path
 
 import pytest
 
+from iogate.engines.fio import live_reduce
 from iogate.engines.fio.live import StatusTail
 from iogate.metrics.types import Dir
 
@@ -61,6 +67,36 @@ def _fio(jobfile: Path, out: Path, reports: bool) -> float:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+def _shell(command: str) -> tuple[float, str]:
+    """One host-side command's output and the CPU of all its processes."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    reply = subprocess.run(["/bin/sh", "-c", command], check=True, capture_output=True, text=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), reply.stdout
+
+
+def _reads_on_host(out: Path) -> tuple[float, float, str]:
+    """The output file read as the live feed reads a remote host's: once per report as fio appended it, whole
+    (`tail -c`, as before) and through the host-side filter (live_reduce). Returns both reads' CPU (all their
+    processes; ssh's own encryption not included) and the reduced text."""
+    text = out.read_text()
+    ends = [m.end() for m in re.finditer(r"^}\n", text, re.MULTILINE)]
+    growing = out.with_name("growing.json")
+    offset, whole_s, filter_s, reduced = 0, 0.0, 0.0, []
+    for end in ends:
+        growing.write_text(text[:end])
+        cpu_s, _ = _shell(f"tail -c +{offset + 1} {growing}")
+        whole_s += cpu_s
+        cpu_s, stdout = _shell(live_reduce.read_command(str(growing), offset))
+        filter_s += cpu_s
+        got = live_reduce.split_reply(stdout)
+        assert got is not None, "the filter gave no trailer"
+        reduced.append(got[0])
+        offset += got[1]
+    assert ends and offset == len(text.encode()), "the filter did not consume the whole file"
+    return whole_s, filter_s, "".join(reduced)
+
+
 @pytest.mark.parametrize("jobs", [32, 256])
 def test_bench_live_feed_cost(jobs: int, bench_figures: list[str]) -> None:
     folder = Path("/dev/shm") if Path("/dev/shm").is_dir() else Path("/tmp")
@@ -75,15 +111,21 @@ def test_bench_live_feed_cost(jobs: int, bench_figures: list[str]) -> None:
             extra_s.append(loud - quiet)
             sizes.append(out.stat().st_size)
         text = out.read_text()
-    tail = StatusTail("h1", {f"vm{i}": (Dir.READ, Dir.WRITE) for i in range(jobs)}, first_elapsed_s=0)
+        whole_s, filter_s, reduced = _reads_on_host(out)
+    dirs = {f"vm{i}": (Dir.READ, Dir.WRITE) for i in range(jobs)}
     started = time.perf_counter()
-    samples = tail.feed(text)
+    samples = StatusTail("h1", dirs, first_elapsed_s=0).feed(text)
     parse_s = time.perf_counter() - started
+    started = time.perf_counter()
+    reduced_samples = StatusTail("h1", dirs, first_elapsed_s=0).feed(reduced)
+    reduced_parse_s = time.perf_counter() - started
     per_report_kb = statistics.median(sizes) / RUNTIME_S / 1000
     extra_ms = statistics.median(extra_s) / RUNTIME_S * 1000
     line = (
         f"live feed at {jobs} jobs: fio {extra_ms:+.0f} ms CPU per report ({extra_ms / 10:.1f} % of a core), "
-        f"{per_report_kb:.0f} kB per report, parse {parse_s / RUNTIME_S * 1000:.0f} ms per report"
+        f"{per_report_kb:.0f} kB per report, parse {parse_s / RUNTIME_S * 1000:.0f} ms per report; "
+        f"reduced on the host: {len(reduced) / RUNTIME_S / 1000:.0f} kB per report, read {filter_s / RUNTIME_S * 1000:.0f} ms "
+        f"host CPU per report (whole: {whole_s / RUNTIME_S * 1000:.0f} ms), parse {reduced_parse_s / RUNTIME_S * 1000:.1f} ms per report"
     )
     print("\n" + line)
     bench_figures.append(line)
@@ -93,3 +135,4 @@ def test_bench_live_feed_cost(jobs: int, bench_figures: list[str]) -> None:
         per_key[(sample.job, sample.dir)] = per_key.get((sample.job, sample.dir), 0) + 1
     short = {key: n for key, n in per_key.items() if n < RUNTIME_S - 2}
     assert len(per_key) == 2 * jobs and not short, f"the feed missed intervals: {len(per_key)} of {2 * jobs} series, short {short}"
+    assert reduced_samples == samples, "the reduced remote read fed other intervals than the whole text"

@@ -29,7 +29,7 @@ from typing import IO
 from testinfra.backend.base import CommandResult
 
 from iogate.engines.base import HostEngine, LoadControl, StatusObserver, job_target, with_targets
-from iogate.engines.fio import jobfile, parse
+from iogate.engines.fio import jobfile, live_reduce, parse
 from iogate.engines.fio.aborts import abort_message, unfinished
 from iogate.engines.fio.live import StatusTail, planned_dirs
 from iogate.engines.workload import JobSpec, RunPlan
@@ -285,6 +285,7 @@ class FioEngine(HostEngine):
 def _feed_live(initiator: Initiator, path: str, tail: StatusTail, control: LoadControl, done: threading.Event) -> None:
     """Read what fio appended to its output file each second; publish the whole intervals it completes."""
     offset = 0
+    reduced = not initiator.is_local  # a remote host sends only the lines the feed reads (live_reduce)
     while not done.wait(1.0):
         if initiator.is_local:
             try:
@@ -293,10 +294,17 @@ def _feed_live(initiator: Initiator, path: str, tail: StatusTail, control: LoadC
                     data = handle.read()
             except OSError:
                 continue
+            text, consumed = data.decode(errors="replace"), len(data)
         else:
-            data = initiator.run_unchecked("tail -c +%s %s", str(offset + 1), path).stdout.encode()
-        offset += len(data)
-        samples = tail.feed(data.decode(errors="replace"))
+            got = live_reduce.split_reply(initiator.run_unchecked(live_reduce.read_command(path, offset)).stdout) if reduced else None
+            if got is None:
+                # No awk there, or the read failed: from now on the whole bytes, as fio wrote them.
+                reduced = False
+                data = initiator.run_unchecked("tail -c +%s %s", str(offset + 1), path).stdout.encode()
+                got = data.decode(errors="replace"), len(data)
+            text, consumed = got
+        offset += consumed
+        samples = tail.feed(text)
         if samples and not control.stop_requested:
             control.publish(initiator.name, samples)
         if tail.failed and not control.stop_requested:
