@@ -58,21 +58,23 @@ def _jobfile(folder: Path, jobs: int) -> Path:
     return path
 
 
-def _fio(jobfile: Path, out: Path, reports: bool) -> float:
-    """fio's CPU seconds (user + system) for one run."""
+def _run(argv: list[str]) -> tuple[float, str]:
+    """A command's output and the CPU seconds (user + system) of all its processes."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    argv = ["fio", "--output-format=json+", f"--output={out}", *(["--status-interval=1"] if reports else []), str(jobfile)]
-    subprocess.run(argv, check=True, capture_output=True)
+    done = subprocess.run(argv, check=True, capture_output=True, text=True)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), done.stdout
+
+
+def _fio(jobfile: Path, out: Path, reports: bool) -> float:
+    """fio's CPU seconds for one run."""
+    argv = ["fio", "--output-format=json+", f"--output={out}", *(["--status-interval=1"] if reports else []), str(jobfile)]
+    return _run(argv)[0]
 
 
 def _shell(command: str) -> tuple[float, str]:
     """One host-side command's output and the CPU of all its processes."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    reply = subprocess.run(["/bin/sh", "-c", command], check=True, capture_output=True, text=True)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), reply.stdout
+    return _run(["/bin/sh", "-c", command])
 
 
 def _reads_on_host(out: Path) -> tuple[float, float, str]:

@@ -298,7 +298,7 @@ def _feed_live(initiator: Initiator, path: str, tail: StatusTail, control: LoadC
         else:
             got = live_reduce.split_reply(initiator.run_unchecked(live_reduce.read_command(path, offset)).stdout) if reduced else None
             if got is None:
-                # No awk there, or the read failed: from now on the whole bytes, as fio wrote them.
+                # No GNU grep or awk there, or the read failed: from now on the whole bytes, as fio wrote them.
                 reduced = False
                 data = initiator.run_unchecked("tail -c +%s %s", str(offset + 1), path).stdout.encode()
                 got = data.decode(errors="replace"), len(data)
