@@ -45,7 +45,10 @@ def labvm(labvm_run: Run, request: pytest.FixtureRequest) -> Iterator[vm_mod.Lab
     yield guest
     if request.session.testsfailed > failed_before:
         _post_mortem(request, guest)
+    late = guest.modules_loaded_since_boot() if guest.tcg_threads == "multi" and guest.alive() else []
     guest.stop()
+    # Under multi-threaded TCG a module loaded while both vCPUs run may oops the guest (vm.qemu_argv).
+    assert not late, f"the guest loaded modules after its vCPUs came up: {late}: add them to vm.GUEST_MODULES"
 
 
 def _post_mortem(request: pytest.FixtureRequest, guest: vm_mod.LabVM) -> None:

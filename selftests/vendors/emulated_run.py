@@ -46,7 +46,7 @@ from pathlib import Path
 import yaml
 
 from iogate.labs.labvm.cli import STATE_NAME
-from iogate.labs.labvm.vm import die_with_parent, free_port, launch
+from iogate.labs.labvm.vm import TCG_THREADS, die_with_parent, free_port, launch
 from selftests.vendors.behaviour.conftest import VENDORS
 from selftests.vendors.emulate import DEFAULT_IOPS_PER_VOLUME
 
@@ -58,10 +58,11 @@ def _labvm(*args: str) -> None:
     subprocess.run([sys.executable, "-m", "iogate", "labvm", *args], cwd=ROOT, check=True)
 
 
-def _labvm_up(vm_dir: Path) -> subprocess.Popen[bytes]:
+def _labvm_up(vm_dir: Path, tcg_threads: str = "single") -> subprocess.Popen[bytes]:
     """`labvm up --die-with-caller` in the foreground of a child that itself dies with this process: a SIGKILLed
     emulated_run takes the child and so qemu with it. Returns once the child says the VM is up."""
-    argv = [sys.executable, "-m", "iogate", "labvm", "up", "--die-with-caller", "--workdir", str(vm_dir), "--port", str(free_port())]
+    argv = [sys.executable, "-m", "iogate", "labvm", "up", "--die-with-caller", "--workdir", str(vm_dir), "--port", str(free_port()),
+            "--tcg-threads", tcg_threads]
     child = launch(argv, stdout=subprocess.PIPE, die_with_caller=True)
     assert child.stdout is not None
     said = []
@@ -151,6 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--iops-per-volume", type=int, default=DEFAULT_IOPS_PER_VOLUME)
     parser.add_argument("--together", action="store_true",
                         help="serve every vendor at once and run the command once, {labs} = --lab per vendor")
+    parser.add_argument("--tcg-threads", choices=TCG_THREADS, default="single", help="the lab VM's (`iogate labvm up --tcg-threads`)")
     parser.add_argument("--kill-after", type=float, default=None, metavar="S",
                         help="SIGKILL the command after S seconds, then `iogate cleanup` its lab's workdir")
     argv = sys.argv[1:] if argv is None else argv
@@ -165,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--together: each vendor once, the word {labs} in the command, and no --kill-after")
     args.workdir.mkdir(parents=True, exist_ok=True)
     vm_dir = args.workdir / "vm"
-    up = _labvm_up(vm_dir)
+    up = _labvm_up(vm_dir, args.tcg_threads)
     failed: list[str] = []
     try:
         state = json.loads((vm_dir / STATE_NAME).read_text())

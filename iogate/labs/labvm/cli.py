@@ -34,6 +34,9 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--cpus", type=int, default=2)
     up.add_argument("--pool-size", default="16G", help="size of the array's pool disk (sparse)")
     up.add_argument("--port", type=int, default=LAB_PORT, help="SSH port on 127.0.0.1 (labs/labvm.yaml expects 10022)")
+    up.add_argument("--tcg-threads", choices=vm_mod.TCG_THREADS, default="single",
+                    help="qemu's vCPU threads: single (the default; the calibrated specs were taken so) or multi "
+                    "(a thread per vCPU: far fewer guest stalls, docs/selftests.md)")
     up.add_argument("--die-with-caller", action="store_true",
                     help="qemu gets PR_SET_PDEATHSIG(SIGKILL) and `up` stays in the foreground until qemu ends, "
                     "so killing the caller (even with SIGKILL) kills qemu")
@@ -85,7 +88,7 @@ def _up(state_path: Path, args: argparse.Namespace, *, stay: bool) -> int:
     image = image_mod.ensure_image()
     run = Run.start(args.workdir, "labvm")
     vm = vm_mod.boot(run, image, memory_mib=args.memory_mib, cpus=args.cpus, pool_size=args.pool_size, port=args.port,
-                      die_with_caller=args.die_with_caller)
+                      die_with_caller=args.die_with_caller, tcg_threads=args.tcg_threads)
     state = {"transport": vm.transport, "ssh_key": vm.ssh_key, "pid": vm.pid, "marker": vm.marker, "run_dir": str(run.run_dir)}
     state_path.write_text(json.dumps(state, indent=2) + "\n")
     print(f"lab VM up in {vm.boot_seconds:.0f} s: {vm.transport} (key {vm.ssh_key}); ssh -i {vm.ssh_key} -p {vm.port} root@127.0.0.1",

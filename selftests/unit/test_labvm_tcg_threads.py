@@ -1,0 +1,71 @@
+"""The lab VM's vCPU threads: single-threaded TCG by default; multi boots on one vCPU and brings the rest up
+only after the guest's modules are loaded (iogate/labs/labvm/vm.py)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from iogate.labs.labvm.image import Image, LabVMError
+from iogate.labs.labvm.vm import GUEST_MODULES, LabVM, qemu_argv
+
+
+def _argv(tcg_threads: str) -> list[str]:
+    return qemu_argv(Image(Path("/cache")), marker="m", port=2222, pool_disk=Path("/p.raw"), serial_log=Path("/s.log"),
+                     memory_mib=2048, cpus=2, tcg_threads=tcg_threads)
+
+
+def _after(argv: list[str], flag: str) -> str:
+    return argv[argv.index(flag) + 1]
+
+
+def test_single_threaded_by_default_and_booting_every_vcpu() -> None:
+    argv = qemu_argv(Image(Path("/cache")), marker="m", port=2222, pool_disk=Path("/p.raw"), serial_log=Path("/s.log"),
+                     memory_mib=2048, cpus=2)
+    assert _after(argv, "-accel") == "tcg,thread=single"
+    assert "maxcpus" not in _after(argv, "-append")
+    assert _after(argv, "-smp") == "2"
+
+
+def test_multi_threaded_boots_on_one_vcpu() -> None:
+    argv = _argv("multi")
+    assert _after(argv, "-accel") == "tcg,thread=multi"
+    assert _after(argv, "-append").split()[-1] == "maxcpus=1"
+    assert _after(argv, "-smp") == "2"  # the second vCPU exists, offline until bring_up_cpus
+
+
+def test_an_unknown_thread_mode_is_refused_naming_the_choices() -> None:
+    with pytest.raises(LabVMError, match="'many': one of single, multi"):
+        _argv("many")
+
+
+class ScriptedGuest(LabVM):
+    """A LabVM whose ssh answers from a script: what bring_up_cpus sent, and what lsmod says."""
+
+    def __init__(self, online: str, modules: list[str]) -> None:
+        super().__init__(image=Image(Path("/cache")), run=None, port=1, pid=1, marker="m", serial_log=Path("/s"),  # type: ignore[arg-type]
+                         entries=[], tcg_threads="multi")
+        self.online, self.loaded, self.sent = online, modules, []  # type: list[str]
+
+    def ssh(self, command: str, timeout_s: float = 120) -> subprocess.CompletedProcess[str]:
+        self.sent.append(command)
+        said = "\n".join(self.loaded) if "/proc/modules" in command else f"some modprobe chatter\n{self.online}\n"
+        return subprocess.CompletedProcess(command, 0, said, "")
+
+
+def test_modules_load_before_the_other_vcpus_come_up() -> None:
+    guest = ScriptedGuest("2", ["nvmet", "nvme_tcp"])
+    guest.bring_up_cpus(2)
+    script = guest.sent[0]
+    assert script.index("modprobe -a " + GUEST_MODULES) < script.index("/sys/devices/system/cpu/cpu$cpu/online")
+    assert "seq 1 1" in script
+    assert guest.boot_modules == {"nvmet", "nvme_tcp"}
+    guest.loaded = ["nvmet", "nvme_tcp", "xfs", "btrfs"]
+    assert guest.modules_loaded_since_boot() == ["btrfs", "xfs"]
+
+
+def test_a_vcpu_that_did_not_come_up_fails_the_boot() -> None:
+    with pytest.raises(LabVMError, match="bringing 2 vCPUs online failed"):
+        ScriptedGuest("1", []).bring_up_cpus(2)
