@@ -17,6 +17,7 @@ import math
 import re
 from typing import Literal
 
+from iogate.metrics.histogram import fio_percentile_value, fio_rank_threshold
 from iogate.metrics.merge import merged_histogram
 from iogate.metrics.nodata import NoData
 from iogate.metrics.types import Dir, RunResult
@@ -128,6 +129,20 @@ def latency_ns_of(source: Source, stat: str, direction: str = "all") -> float:
     if merged is None or not merged.total:
         raise NoData(f"no latency histogram bins in {_where(source, direction)} ({ios} I/Os without a histogram)")
     return known(merged.percentile_ns(pct), f"{stat} latency in {_where(source, direction)}")
+
+
+def percentile_ios(source: Source, direction: str = "all") -> int:
+    """How many I/Os a percentile of this source and direction is taken from (its histogram's samples; 0 when none)."""
+    if isinstance(source, WindowStats):
+        return source.of(direction).histogram.total
+    merged = merged_histogram(source.total(d).clat for d in _run_dirs(source, direction))
+    return merged.total if merged is not None else 0
+
+
+def slowest_rank(ios: int, pct: float) -> int:
+    """The pXX of `ios` I/Os is the k-th slowest of them (fio's rank: the ceil(pct/100 x ios)-th fastest):
+    the p99 of 352 I/Os is the 4th slowest, of 100,000 the 1,000th."""
+    return ios - math.ceil(fio_rank_threshold(fio_percentile_value(pct), ios)) + 1
 
 
 def metric_of(source: Source, metric: str, direction: str = "all") -> float | None:

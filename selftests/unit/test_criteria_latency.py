@@ -98,3 +98,41 @@ def test_stat_names(stat: str, pct: float | None) -> None:
 def test_bad_stat_names_are_refused(stat: str) -> None:
     with pytest.raises(ValueError, match="latency statistic"):
         parse_stat(stat)
+
+
+def test_a_percentile_verdict_says_how_many_ios_it_was_taken_from() -> None:
+    run = real_run()  # randrw.json: 2 jobs of 2,800 reads and 1,200 writes each (clat_ns N)
+    verdict = latency_bound.evaluate(run, latency_bound.Params(max_latency="50ms"))
+    assert {row["direction"]: row["ios"] for row in verdict.evidence} == {"read": 5600, "write": 2400}
+    assert f" of {({'read': 5600, 'write': 2400}[verdict.detail.split()[1]]):,} I/Os (worst of" in verdict.detail
+    assert "slowest" not in verdict.detail  # 24 or 56 I/Os above the p99: not a thin tail
+    mean = latency_bound.evaluate(run, latency_bound.Params(max_latency="50ms", stat="mean"))
+    assert "I/Os" not in mean.detail and all("ios" not in row for row in mean.evidence)
+
+
+def _window_of(counts: dict[float, int]) -> object:
+    """One second's window of one VM's writes whose histogram holds `counts` (latency ns -> I/Os)."""
+    t = T0 + 1000
+    total = sum(counts.values())
+    series = Series((Sample(t, "vm1", "h1", Dir.WRITE, float(total), 1_000_000.0),),
+                    (HistSample(t, "vm1", "h1", Dir.WRITE, {value_to_index(int(ns)): n for ns, n in counts.items()}),))
+    _, event, _ = event_windows(T0, T0 + 1000, T0, T0 + 1000)
+    return window_stats(series, event)
+
+
+@pytest.mark.parametrize(("slow", "p99_ms", "rank"), [(3, 1.0, "4th"), (4, 9.0, "4th")])
+def test_a_thin_tail_is_named_as_the_kth_slowest(slow: int, p99_ms: float, rank: str) -> None:
+    # 352 writes (a smoke tile's Web writes): ceil(0.99 x 352) = 349, so the p99 is the 4th slowest:
+    # with 3 slow writes it is a fast one, with 4 it is a slow one.
+    window = _window_of({1_000_000: 352 - slow, 9_000_000: slow})
+    verdict = latency_bound.evaluate(window, latency_bound.Params(max_latency="5ms", direction="write"))
+    assert verdict.measured == pytest.approx(p99_ms, rel=1 / 64)  # a fio bin is at most 1/64 wide
+    assert verdict.passed is (p99_ms < 5)
+    assert f"p99 write of 352 I/Os, the {rank} slowest" in verdict.detail
+
+
+def test_the_slowest_io_and_a_thick_tail() -> None:
+    top = latency_bound.evaluate(_window_of({1_000_000: 9, 9_000_000: 1}), latency_bound.Params(max_latency="5ms", stat="p100"))
+    assert "of 10 I/Os, the slowest (" in top.detail and not top.passed
+    thick = latency_bound.evaluate(_window_of({1_000_000: 1990, 9_000_000: 10}), latency_bound.Params(max_latency="5ms"))
+    assert "of 2,000 I/Os (" in thick.detail  # 20 I/Os at or above the p99: no rank named
