@@ -7,7 +7,10 @@ at its logical unit number; a FlexVol snapshot is an LVM thin snapshot of every
 LUN in the FlexVol; a SnapMirror transfer copies every LUN into a replica LV in
 the guest, and the transfer stays "transferring" until those copies finished.
 (NVMe namespaces are not backed: ONTAP gives each host a subsystem of its own,
-the backing has one.)
+the backing has one.) The FlexVol has dedupe off (efficiency.dedupe none): LVM
+thin LVs share no blocks, so an efficiency scanner here would save nothing and a
+dedupe-during-load run would fail its dedupe_took_effect check on the emulation,
+not on ONTAP. The driver refuses dedupe with that reason and the test is skipped.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ class BackedOntap(FakeOntap):
     def __init__(self, username: str, password: str, backing: GuestBacking) -> None:
         super().__init__(username, password)
         self.backing = backing
+        self.flexvol["efficiency"] = {**self.flexvol["efficiency"], "dedupe": "none"}  # module docstring
 
     def __call__(self, request: Request) -> Reply:
         reply = super().__call__(request)

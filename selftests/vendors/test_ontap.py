@@ -392,3 +392,16 @@ test_a_failed_mapping_names_the_call_is_not_repeated_and_leaks_nothing = failed_
     error=r"POST /protocols/san/lun-maps lun \S+vol0 igroup \S+h1_iscsi",
     leftovers=lambda fake: {"luns": fake.objects["luns"], "igroups": fake.objects["igroups"], "lun_maps": fake.lun_maps},
 )
+
+
+def test_the_emulated_flexvol_offers_no_dedupe(tmp_path: Path, canary: str, run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The lab VM's emulated ONTAP (backed_ontap.py) keeps its LUNs on LVM thin LVs, which share no blocks: a
+    # scanner there saves nothing, so the driver must refuse dedupe with ONTAP's own reason, not run a no-op pass.
+    from selftests.vendors.backed_ontap import BackedOntap
+
+    with ContractServer(BackedOntap("iogate", canary, backing=None), contract(), tmp_path) as srv:  # type: ignore[arg-type]
+        drv = make_driver(tmp_path, srv, run, monkeypatch)
+        assert Capability.DEDUPE not in drv.capabilities
+        with pytest.raises(Unsupported, match=r"does not support dedupe: FlexVol iogate_vol has dedupe off"):
+            drv.dedupe_run()
+    assert srv.violations == []
