@@ -75,12 +75,12 @@ def job_window(run, phase_s: float) -> tuple[WindowStats, WindowStats, WindowSta
     """Baseline, event and recovery windows of the dedupe job: the event window runs from the job's start for
     the job's length, at least one phase, so a short job still gives whole intervals to judge. The job
     is one pass: what is judged does not depend on how many passes fit in a phase. The recovery window
-    runs from the pass's end to the run's end (a phase)."""
+    runs from the pass's end to the run's judged end (a phase; RunResult.judged_end_ms)."""
     (job,) = run.timeline.matching("dedupe_run")
     end_ms = max(job.end_ms, job.start_ms + int(phase_s * 1000))
-    baseline, event, _ = event_windows(run.result.start_ms, run.result.end_ms, job.start_ms, end_ms)
+    baseline, event, _ = event_windows(run.result.start_ms, run.result.judged_end_ms, job.start_ms, end_ms)
     # Recovery: from the pass's real end (the run stops a phase after it), whatever the judged event window's length.
-    _, _, recovery = event_windows(run.result.start_ms, run.result.end_ms, job.start_ms, job.end_ms)
+    _, _, recovery = event_windows(run.result.start_ms, run.result.judged_end_ms, job.start_ms, job.end_ms)
     series = run.series(tuple(VMS))
     return window_stats(series, baseline), window_stats(series, event), window_stats(series, recovery)
 

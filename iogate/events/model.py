@@ -149,25 +149,27 @@ class Timeline:
         exists from its create to its delete). `between=True` takes the steady
         state from the end of `first` to the start of `last` instead (a mirror
         once attached, its initial sync excluded); the two actions themselves
-        then belong to no window.
+        then belong to no window. The windows end at the run's judged end (RunResult.judged_end_ms): the
+        recovery window never holds the run's last second, which fio logs as its jobs exit.
         """
+        end_of_run_ms = result.judged_end_ms
         if not between:
             start_ms, end_ms = self.span_ms(first, last)
-            return event_windows(result.start_ms, result.end_ms, start_ms, end_ms, guard_ms=guard_ms)
+            return event_windows(result.start_ms, end_of_run_ms, start_ms, end_ms, guard_ms=guard_ms)
         if last is None:
             raise ValueError("between=True needs both the first and the last event")
         first_start_ms, first_end_ms = self.span_ms(first)
         last_start_ms, last_end_ms = self.span_ms(last)
         # Validates the order against the measured run as event_windows does.
-        event_windows(result.start_ms, result.end_ms, first_start_ms, last_end_ms)
+        event_windows(result.start_ms, end_of_run_ms, first_start_ms, last_end_ms)
 
         def span(name: str, start: int, end: int) -> Window:
             return Window(name, start, max(start, end))
 
         return (
             span("baseline", result.start_ms, first_start_ms - guard_ms),
-            span("event", first_end_ms + guard_ms, min(last_start_ms, result.end_ms) - guard_ms),
-            span("recovery", min(last_end_ms + guard_ms, result.end_ms), result.end_ms),
+            span("event", first_end_ms + guard_ms, min(last_start_ms, end_of_run_ms) - guard_ms),
+            span("recovery", min(last_end_ms + guard_ms, end_of_run_ms), end_of_run_ms),
         )
 
     def spans(self) -> list[tuple[str, int, int]]:

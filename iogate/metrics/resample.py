@@ -50,11 +50,7 @@ def resample(series: Series, interval_ms: int) -> Series:
 
 
 def judged_series(result: RunResult, interval_ms: int) -> Series:
-    """The measured part of a run in interval_ms buckets, for per-interval criteria.
-
-    The run's last second is left out: fio logs it when a job exits, over
-    whatever part of the interval the job still ran, so a rate-limited job
-    looks short of its target there although nothing was wrong.
-    """
-    measured = result.series.where(start_ms=result.start_ms, end_ms=result.end_ms - result.series.interval_ms)
+    """The measured part of a run in interval_ms buckets, for per-interval criteria, up to the run's
+    judged end (RunResult.judged_end_ms: its last second is left out)."""
+    measured = result.series.where(start_ms=result.start_ms, end_ms=result.judged_end_ms)
     return resample(measured, interval_ms)

@@ -19,6 +19,7 @@ from iogate.engines.base import LoadControl
 from iogate.errors import ArrayError
 from iogate.events.model import Event, EventError, EventRecord, Timeline, WindowTooShort
 from iogate.events.schedule import EventRun, EventSchedule, now_ms
+from iogate.judging import target_iops_held
 from iogate.lab import DeviceIdentity, QoS
 from iogate.metrics.types import Dir, RunResult, Sample, Series
 
@@ -183,7 +184,7 @@ def test_windows_around_a_span_split_the_run_at_the_recorded_times() -> None:
     baseline, event, recovery = timeline.windows(result, "snapshot_create v1@s", "snapshot_delete v1@s")
     assert (baseline.start_ms, baseline.end_ms) == (0, 4000)
     assert (event.start_ms, event.end_ms) == (4000, 8020)
-    assert (recovery.start_ms, recovery.end_ms) == (8020, 12000)
+    assert (recovery.start_ms, recovery.end_ms) == (8020, 11000)  # the run's last second is not judged
 
 
 def test_between_takes_the_steady_state_after_the_first_action_ends() -> None:
@@ -193,16 +194,31 @@ def test_between_takes_the_steady_state_after_the_first_action_ends() -> None:
     baseline, event, recovery = timeline.windows(result, "mirror_attach v1", "mirror_detach v1", between=True)
     assert (baseline.start_ms, baseline.end_ms) == (0, 3000)
     assert (event.start_ms, event.end_ms) == (5000, 9000)
-    assert (recovery.start_ms, recovery.end_ms) == (9500, 12000)
+    assert (recovery.start_ms, recovery.end_ms) == (9500, 11000)
     with pytest.raises(ValueError, match="needs both"):
         timeline.windows(result, "mirror_attach v1", between=True)
+
+
+@pytest.mark.parametrize(("dip_at_s", "held"), [(12, True), (11, False)])
+def test_the_recovery_window_leaves_out_the_second_fio_logs_at_exit(dip_at_s: int, held: bool) -> None:
+    # A VM at its 75 IOPS target for 12 s; in one second it reads 55 (below the floor of 60). In the run's
+    # last second that is fio's exit (an emulated dedupe run logged 55 of 75 there): not judged. A second
+    # earlier it is the array's: the recovery window must still fail on it.
+    samples = tuple(Sample(1000 * s, "oltp", "h", Dir.READ, 55.0 if s == dip_at_s else 75.0, 1e6) for s in range(1, 13))
+    result = RunResult("r", (), Series(samples), 0, 12_000)
+    timeline = Timeline((EventRecord("dedupe_run", "dedupe_run", 4, 4000, 6000),), 0)
+    _, _, recovery = timeline.windows(result, "dedupe_run")
+    verdict = target_iops_held.evaluate(result.series, {"oltp": 75.0}, target_iops_held.Params(tolerance=0.2), window=recovery)
+    assert verdict.passed is held
+    assert verdict.evidence[0]["intervals"] == 5  # 7..11 s
+    assert verdict.evidence[0]["min_iops"] == (75.0 if held else 55.0)
 
 
 def test_window_stats_count_only_whole_intervals_and_refuse_a_too_short_window() -> None:
     result = run_result(0, 12)
     long_event = EventRun(result, Timeline((EventRecord("dedupe_run", "dedupe_run", 4, 4000, 8000),), 0))
     baseline, event, recovery = long_event.window_stats("dedupe_run", jobs=("load",))
-    assert (baseline.intervals, event.intervals, recovery.intervals) == (4, 4, 4)
+    assert (baseline.intervals, event.intervals, recovery.intervals) == (4, 4, 3)  # 9-11 s: not the last second
     assert event.total.iops == pytest.approx(100)
     short_event = EventRun(result, Timeline((EventRecord("dedupe_run", "dedupe_run", 4, 4500, 5400),), 0))
     with pytest.raises(WindowTooShort, match=r"window event \[4500, 5400\] ms holds 0 whole interval"):
