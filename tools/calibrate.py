@@ -117,23 +117,30 @@ def lab_copy(lab: Path, workdir: Path) -> Path:
     return Path(name)
 
 
-def run_family(family: str, lab: Path, spec: Path, profile: str, out: Path, extra: list[str]) -> tuple[int, float]:
+def run_family(family: str, lab: Path, spec: Path, profile: str, out: Path, extra: list[str], log: Path) -> tuple[int, float]:
+    """One pytest session; its whole output is kept in `log` (a round that failed must be readable afterwards: a
+    test that errored leaves no verdict row), and its failed and errored tests are named on the console."""
     argv = [sys.executable, "-m", "pytest", "tests", "-m", family, "--lab", str(lab), "--profile", profile,
             "--criteria", str(spec), "--verdicts-jsonl", str(out), "-q", "-p", "no:randomly", *extra]
     began = time.monotonic()
     done = subprocess.run(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    tail = done.stdout.strip().splitlines()[-1:] or [""]
-    print(f"    {family}: rc {done.returncode}, {time.monotonic() - began:.0f} s: {tail[0]}", flush=True)
+    log.write_text(done.stdout)
+    lines = done.stdout.strip().splitlines()
+    tail = lines[-1:] or [""]
+    print(f"    {family}: rc {done.returncode}, {time.monotonic() - began:.0f} s: {tail[0]} (output: {log})", flush=True)
+    for line in lines:
+        if line.startswith(("FAILED ", "ERROR ")):
+            print(f"      {line[:300]}", flush=True)
     return done.returncode, time.monotonic() - began
 
 
 def run_together(families: list[str], lab: Path, spec: Path, profile: str, rows_dir: Path,
-                 extra: list[str]) -> tuple[int, float]:
+                 extra: list[str], round_number: int) -> tuple[int, float]:
     """One pytest session for every family (one set-up and prefill per round instead of one per family); each
     verdict row goes to its family's file by the test that gave it (pytest's own -m selection, collected once)."""
     out = rows_dir / "together.jsonl"
     out.unlink(missing_ok=True)
-    result = run_family(" or ".join(families), lab, spec, profile, out, extra)
+    result = run_family(" or ".join(families), lab, spec, profile, out, extra, rows_dir / f"round-{round_number}.log")
     owner = tests_by_family(families, lab, spec, profile)
     for row in load_rows(out):
         family = owner.get(row["test"])
@@ -345,7 +352,7 @@ def main(argv: list[str] | None = None) -> int:
                     (rows_dir / f"{family}.jsonl").unlink(missing_ok=True)
                 for index in range(args.n):
                     print(f"  round {index + 1}/{args.n}: {', '.join(families)}", flush=True)
-                    outcome = run_together(families, lab, args.spec, args.profile, rows_dir, args.pytest_args)
+                    outcome = run_together(families, lab, args.spec, args.profile, rows_dir, args.pytest_args, index + 1)
                     for family in families:
                         runs[family].append(outcome)
                     loads.append(machine_load())
@@ -356,7 +363,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{family}: {count} runs", flush=True)
                 for index in range(count):
                     print(f"  run {index + 1}/{count}", flush=True)
-                    runs[family].append(run_family(family, lab, args.spec, args.profile, out, args.pytest_args))
+                    runs[family].append(run_family(family, lab, args.spec, args.profile, out, args.pytest_args,
+                                                   rows_dir / f"{family}-{index + 1}.log"))
                     loads.append(machine_load())
                 results[family] = collect(load_rows(out), args.spec, family)
             for family in families if args.together else []:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -114,3 +115,19 @@ def test_recovery_rows_are_counted_apart_and_the_worst_names_its_window() -> Non
                                               args, []).splitlines() if li.startswith("| snapshot_p99_latency_max "))
     cells = [c.strip() for c in line.strip("|").split("|")]
     assert (cells[2], cells[6]) == ("2 + 2 [recovery]", "90 [recovery]"), line
+
+
+def test_a_rounds_pytest_output_is_kept_and_its_failures_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    # A test that errors leaves no verdict row: without its output a failed calibration round cannot be read.
+    said = ("..F.E\nFAILED tests/test_vm_tiles.py::test_vm_tiles[x] - p99\n"
+            "ERROR tests/test_snapshot_impact.py::test_snapshot_impact[x-read] - AttributeError: judged_end_ms\n"
+            "1 failed, 3 passed, 1 error in 9.00s\n")
+    monkeypatch.setattr(calibrate.subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 1, stdout=said))
+    log = tmp_path / "round-1.log"
+    rc, _ = calibrate.run_family("events", tmp_path / "lab.yaml", tmp_path / "spec.yaml", "smoke", tmp_path / "rows.jsonl", [], log)
+    assert rc == 1 and log.read_text() == said
+    printed = capsys.readouterr().out
+    assert "FAILED tests/test_vm_tiles.py::test_vm_tiles[x]" in printed
+    assert "ERROR tests/test_snapshot_impact.py::test_snapshot_impact[x-read] - AttributeError" in printed
+    assert "1 failed, 3 passed, 1 error" in printed
