@@ -1,5 +1,5 @@
-"""The lab VM's vCPU threads: single-threaded TCG by default; multi boots on one vCPU and brings the rest up
-only after the guest's modules are loaded (iogate/labs/labvm/vm.py)."""
+"""The lab VM's vCPU threads: multi-threaded TCG by default, booting on one vCPU and bringing the rest up only
+after the guest's modules are loaded; single on request (iogate/labs/labvm/vm.py)."""
 
 from __future__ import annotations
 
@@ -21,16 +21,17 @@ def _after(argv: list[str], flag: str) -> str:
     return argv[argv.index(flag) + 1]
 
 
-def test_single_threaded_by_default_and_booting_every_vcpu() -> None:
-    argv = qemu_argv(Image(Path("/cache")), marker="m", port=2222, pool_disk=Path("/p.raw"), serial_log=Path("/s.log"),
-                     memory_mib=2048, cpus=2)
+def test_single_threaded_boots_every_vcpu() -> None:
+    argv = _argv("single")
     assert _after(argv, "-accel") == "tcg,thread=single"
     assert "maxcpus" not in _after(argv, "-append")
     assert _after(argv, "-smp") == "2"
 
 
-def test_multi_threaded_boots_on_one_vcpu() -> None:
-    argv = _argv("multi")
+def test_multi_threaded_by_default_booting_on_one_vcpu() -> None:
+    argv = qemu_argv(Image(Path("/cache")), marker="m", port=2222, pool_disk=Path("/p.raw"), serial_log=Path("/s.log"),
+                     memory_mib=2048, cpus=2)
+    assert argv == _argv("multi")
     assert _after(argv, "-accel") == "tcg,thread=multi"
     assert _after(argv, "-append").split()[-1] == "maxcpus=1"
     assert _after(argv, "-smp") == "2"  # the second vCPU exists, offline until bring_up_cpus

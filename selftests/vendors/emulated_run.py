@@ -46,7 +46,7 @@ from pathlib import Path
 import yaml
 
 from iogate.labs.labvm.cli import STATE_NAME
-from iogate.labs.labvm.vm import TCG_THREADS, die_with_parent, free_port, launch
+from iogate.labs.labvm.vm import DEFAULT_TCG_THREADS, TCG_THREADS, die_with_parent, free_port, launch
 from selftests.vendors.behaviour.conftest import VENDORS
 from selftests.vendors.emulate import DEFAULT_IOPS_PER_VOLUME
 
@@ -58,7 +58,7 @@ def _labvm(*args: str) -> None:
     subprocess.run([sys.executable, "-m", "iogate", "labvm", *args], cwd=ROOT, check=True)
 
 
-def _labvm_up(vm_dir: Path, tcg_threads: str = "single") -> subprocess.Popen[bytes]:
+def _labvm_up(vm_dir: Path, tcg_threads: str = DEFAULT_TCG_THREADS) -> subprocess.Popen[bytes]:
     """`labvm up --die-with-caller` in the foreground of a child that itself dies with this process: a SIGKILLed
     emulated_run takes the child and so qemu with it. Returns once the child says the VM is up."""
     argv = [sys.executable, "-m", "iogate", "labvm", "up", "--die-with-caller", "--workdir", str(vm_dir), "--port", str(free_port()),
@@ -152,7 +152,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--iops-per-volume", type=int, default=DEFAULT_IOPS_PER_VOLUME)
     parser.add_argument("--together", action="store_true",
                         help="serve every vendor at once and run the command once, {labs} = --lab per vendor")
-    parser.add_argument("--tcg-threads", choices=TCG_THREADS, default="single", help="the lab VM's (`iogate labvm up --tcg-threads`)")
+    parser.add_argument("--tcg-threads", choices=TCG_THREADS, default=DEFAULT_TCG_THREADS,
+                        help="the lab VM's (`iogate labvm up --tcg-threads`)")
     parser.add_argument("--kill-after", type=float, default=None, metavar="S",
                         help="SIGKILL the command after S seconds, then `iogate cleanup` its lab's workdir")
     argv = sys.argv[1:] if argv is None else argv
