@@ -43,12 +43,14 @@ KERNEL_ARGS = ("root=LABEL=labvm-root rw console=ttyS0 net.ifnames=0 mitigations
 # brings the others up once every module it uses is loaded (LabVM.bring_up_cpus).
 TCG_THREADS = ("single", "multi")
 DEFAULT_TCG_THREADS = "multi"  # the emulated spec's bounds were taken so (criteria/emulated.calibration.md)
-# Every module the lab's array and initiator load in the guest (LIO, nvmet, NFS server and client, the
-# iSCSI and NVMe/TCP initiators, LVM thin pools, mirrors, VDO), loaded while one vCPU runs. The labvm
-# tier fails when the guest loaded any other module after its vCPUs came up (modules_loaded_since_boot).
-GUEST_MODULES = ("configfs target_core_mod iscsi_target_mod target_core_iblock nvmet nvmet_tcp nfsd "
-                 "nvme_tcp nvme_fabrics iscsi_tcp libiscsi_tcp nfs nfsv3 nfsv4 "
-                 "dm_mod dm_thin_pool dm_snapshot raid1")
+# Every module the lab's array and initiator load in the guest (LIO with every backstore rtslib loads, nvmet,
+# NFS server and client with its GSS module for 4.1, the iSCSI initiator and its SCSI disks, NVMe/TCP, LVM thin
+# pools, mirrors, VDO), loaded while one vCPU runs (six of them added when the labvm tier caught them loading
+# late). The labvm tier fails when the guest loaded any other module after its vCPUs came up
+# (modules_loaded_since_boot).
+GUEST_MODULES = ("configfs target_core_mod iscsi_target_mod target_core_iblock target_core_file target_core_pscsi "
+                 "uio target_core_user nvmet nvmet_tcp nfsd nvme_tcp nvme_fabrics iscsi_tcp libiscsi_tcp sd_mod "
+                 "nfs nfsv3 nfsv4 rpcsec_gss_krb5 dm_mod dm_thin_pool dm_snapshot raid1")
 GUEST_MODULES_IF_BUILT = "dm_vdo"  # the backports kernel's (image.py build facts); the stock one has none
 
 
