@@ -3,7 +3,8 @@
 Every driver has every operation of the protocol; `capabilities` says which of
 the optional ones (snapshot, restore, dedupe, replicate, mirror, qos, metrics)
 it can do, and the others raise Unsupported. A test whose event or reset the
-driver cannot do is skipped with a reason naming the driver and the capability:
+driver cannot do is skipped with a reason naming the driver, the capability and
+the driver's `refusal` (the lab option to set, or why its array's API has none):
 callers check `capabilities`, never whether a method exists.
 """
 
@@ -223,9 +224,24 @@ class ArrayDriver(Protocol):
         """The array's clock against this controller's, read now (iogate.arrays.clock), stated beside the
         array's samples; a driver that cannot read it says why (offset None). Only asked with METRICS."""
 
+    def refusal(self, capability: Capability) -> str:
+        """Why this driver, as the lab set it up, does not offer `capability`: its array's API, the lab's
+        options or what the driver leaves out; '' when it offers it."""
+
 
 class Unsupported(Exception):
     """Raised by a driver method the driver does not have (see capabilities)."""
+
+
+def lacking(array: ArrayDriver, driver: str, capabilities: Sequence[Capability]) -> str:
+    """Why a test that needs `capabilities` cannot run on this array, as its skip reason: the driver, each
+    capability it lacks and the driver's reason ("array driver ontap lacks capability dedupe: FlexVol v1 has
+    dedupe off ..."); '' when it has them all."""
+    missing = [c for c in capabilities if c not in array.capabilities]
+    if not missing:
+        return ""
+    reasons = [f"{c.value}: {why}" if (why := array.refusal(c)) else c.value for c in missing]
+    return f"array driver {driver} lacks capability {'; '.join(reasons)}"
 
 
 def unsupported(driver: str, capability: Capability, why: str = "") -> Unsupported:

@@ -528,8 +528,13 @@ class Hitachi(VendorDriver):
             if self._pool(self.options.snapshot_pool_id) is None:
                 raise ArrayError(f"array {self.lab.array.name}: GET /pools/{{id}}: no snapshot pool {self.options.snapshot_pool_id}")
             caps |= {Capability.SNAPSHOT, Capability.RESTORE}
+        else:
+            for capability in (Capability.SNAPSHOT, Capability.RESTORE):
+                self._why_not[capability] = "the lab names no snapshot_pool_id (a Thin Image pool)"
         if self.options.data_reduction_mode != "disabled":
             caps.add(Capability.COMPRESSION)
+        else:
+            self._why_not[Capability.COMPRESSION] = "the lab sets data_reduction_mode: disabled"
         return caps
 
     def _pool(self, pool_id: int) -> dict[str, Any] | None:
@@ -724,7 +729,7 @@ class Hitachi(VendorDriver):
     # -- data services -------------------------------------------------------------
     def snapshot_create(self, volume: Volume, name: str) -> Snapshot:
         if Capability.SNAPSHOT not in self.capabilities:
-            raise self._refuse(Capability.SNAPSHOT, "the lab names no snapshot_pool_id (a Thin Image pool)")
+            raise self._refuse(Capability.SNAPSHOT)
         owned = self._owned(volume)
         if owned.entry.attrs["type"] == "filesystem":
             raise self._refuse(
@@ -742,7 +747,7 @@ class Hitachi(VendorDriver):
     def snapshot_restore(self, volume: Volume, snapshot: Snapshot) -> None:
         """Thin Image restore of the pair (PUT snapshots/<pvol>,<mu>/actions/restore/invoke, autoSplit: split again when done)."""
         if Capability.RESTORE not in self.capabilities:
-            raise self._refuse(Capability.RESTORE, "the lab names no snapshot_pool_id (a Thin Image pool)")
+            raise self._refuse(Capability.RESTORE)
         owned = self._owned(volume)
         entry = owned.snapshots.get(snapshot.name)
         if entry is None:

@@ -395,6 +395,17 @@ class LinuxTarget:
             self.sh(f"mdadm --manage {owned.device} --fail {leg} --remove {leg} >/dev/null && lvremove -q -y {leg} >/dev/null")
         owned.legs.clear()
 
+    def refusal(self, capability: Capability) -> str:
+        if capability in self.capabilities:
+            return ""
+        return {
+            Capability.DEDUPE: "the lab does not set array.options.vdo (volumes on dm-vdo)",
+            Capability.COMPRESSION: "the lab does not set array.options.vdo (volumes on dm-vdo)",
+            Capability.MIRROR: "the lab does not set array.options.mirror (volumes as md RAID1)",
+            Capability.QOS: "the target has no per-volume QoS (LIO, nvmet and knfsd cap nothing)",
+            Capability.METRICS: "the driver reads no target-side counters: the host's figures stand alone",
+        }.get(capability, "not offered by this driver")
+
     def volume_metrics(self, volume: Volume, start: datetime, end: datetime) -> list[ArraySample]:
         raise unsupported("linux_target", Capability.METRICS)
 

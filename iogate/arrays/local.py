@@ -329,6 +329,13 @@ class LocalArray:
     def mirror_detach(self, volume: Volume) -> None:
         raise unsupported("local", Capability.MIRROR)
 
+    def refusal(self, capability: Capability) -> str:
+        if capability in self.capabilities:
+            return ""
+        if capability is Capability.MIRROR:
+            return "a loop device has no second leg to attach (the lab VM's linux_target mirrors over md RAID1)"
+        return "not offered by this driver"
+
     def array_clock(self) -> ArrayClock:
         # The sampler runs in this process: its stamps are this machine's clock, the controller's own.
         return ArrayClock(0.0, 0.0, "the local array's samples are stamped by this machine's clock")

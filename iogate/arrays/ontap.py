@@ -240,7 +240,6 @@ class Ontap(VendorDriver):
         self._flexvol_uuid = ""
         self._target_iqn = ""
         self._subsystem_nqns: dict[str, str] = {}
-        self._no_dedupe = "setup() has not asked the array"  # why DEDUPE is not offered, once setup() asked
 
     # -- lifecycle -----------------------------------------------------------------
     def _discover(self) -> set[Capability]:
@@ -273,7 +272,13 @@ class Ontap(VendorDriver):
         self._flexvol_uuid = flexvol.uuid
         # RESTORE is not offered: a FlexVol snapshot restore would roll back every LUN of the FlexVol.
         caps = {Capability.SNAPSHOT, Capability.METRICS}  # LUN metrics (a namespace has none: Unsupported)
-        if "snapmirror" in licensed and self.options.snapmirror and self._relationship() is not None:
+        if "snapmirror" not in licensed:
+            self._why_not[Capability.REPLICATE] = "the cluster lists no compliant snapmirror licence"
+        elif not self.options.snapmirror:
+            self._why_not[Capability.REPLICATE] = "the lab does not set array.options.snapmirror"
+        elif self._relationship() is None:
+            self._why_not[Capability.REPLICATE] = f"no SnapMirror relationship has {self.options.svm}:{self.options.flexvol} as its source"
+        else:
             caps.add(Capability.REPLICATE)  # licensed, allowed by the lab, and the array has the FlexVol's relationship
         # Dedupe on demand needs dedupe enabled on the FlexVol and an array that reports the efficiency scanner (newer than 9.8).
         efficiency = getattr(flexvol, "efficiency", None)
@@ -282,9 +287,11 @@ class Ontap(VendorDriver):
         if has_scanner and dedupe_on:
             caps.add(Capability.DEDUPE)
         elif not dedupe_on:
-            self._no_dedupe = f"FlexVol {self.options.flexvol} has dedupe off (efficiency.dedupe none)"
+            self._why_not[Capability.DEDUPE] = f"FlexVol {self.options.flexvol} has dedupe off (efficiency.dedupe none)"
         else:
-            self._no_dedupe = "the cluster reports no efficiency scanner on the FlexVol (ONTAP 9.8 and older): no on-demand pass"
+            self._why_not[Capability.DEDUPE] = (
+                "the cluster reports no efficiency scanner on the FlexVol (ONTAP 9.8 and older): no on-demand pass"
+            )
         self._licensed = licensed
         return caps
 
@@ -400,7 +407,7 @@ class Ontap(VendorDriver):
         """Start the volume efficiency scanner on the FlexVol (old data too) and wait until it is idle. ONTAP
         dedupes a FlexVol, not a LUN: the pass covers every LUN of the run, whichever `volumes` asked for."""
         if Capability.DEDUPE not in self.capabilities:
-            raise self._refuse(Capability.DEDUPE, self._no_dedupe)
+            raise self._refuse(Capability.DEDUPE)
         flexvol = _new(self._conn, "Volume", uuid=self._flexvol_uuid)
         what = f"flexvol {self.options.flexvol}"
         used_before = self._used_bytes(what)
@@ -442,10 +449,7 @@ class Ontap(VendorDriver):
     def replicate(self, volume: Volume) -> dict[str, Any]:
         """One SnapMirror transfer of the FlexVol that holds the volume, waited for to its end."""
         if Capability.REPLICATE not in self.capabilities:
-            raise self._refuse(
-                Capability.REPLICATE,
-                "needs the snapmirror licence compliant, `snapmirror: true` in the lab and a relationship with the FlexVol as its source",
-            )
+            raise self._refuse(Capability.REPLICATE)
         self._owned(volume)
         source = f"{self.options.svm}:{self.options.flexvol}"
         relationship = self._relationship()

@@ -202,6 +202,8 @@ class PowerStore(VendorDriver):
             # Only that it answers counts here (nothing acts on the list), so its first page is enough.
             self.api.call("GET /replication_session", "array", lambda: self._conn.protection.get_replication_sessions(), idempotent=True)
             caps.add(Capability.REPLICATE)
+        else:
+            self._why_not[Capability.REPLICATE] = "the lab names no protection_policy_id whose volumes get a replication session"
         return caps
 
     def facts(self) -> dict[str, str]:
@@ -286,7 +288,7 @@ class PowerStore(VendorDriver):
     def replicate(self, volume: Volume) -> dict[str, Any]:
         """Sync the volume's replication session and wait until the array reports it done."""
         if Capability.REPLICATE not in self.capabilities:
-            raise self._refuse(Capability.REPLICATE, "the lab names no protection_policy_id whose volumes get a replication session")
+            raise self._refuse(Capability.REPLICATE)
         owned = self._owned(volume)
         what = f"volume {owned.entry.attrs['name']}"
         sessions = get_all(self.api, self._conn, what, "replication_session", select="id", local_resource_id=f"eq.{owned.id}")

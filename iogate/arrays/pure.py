@@ -286,8 +286,14 @@ class Pure(VendorDriver):
             found = get_all(
                 self.api, self._conn, "get_protection_groups", "GET /protection-groups", f"protection group {group}", names=[group]
             )
-            if found and self._replication_targets(group):
+            if not found:
+                self._why_not[Capability.REPLICATE] = f"the array has no protection group {group} (array.options.protection_group)"
+            elif not self._replication_targets(group):
+                self._why_not[Capability.REPLICATE] = f"protection group {group} lists no target as allowed and connected"
+            else:
                 caps.add(Capability.REPLICATE)
+        else:
+            self._why_not[Capability.REPLICATE] = "the lab names no protection_group (array.options.protection_group)"
         return caps
 
     def _replication_targets(self, group: str) -> list[str]:
@@ -407,9 +413,7 @@ class Pure(VendorDriver):
         from pypureclient import flasharray
 
         if Capability.REPLICATE not in self.capabilities:
-            raise self._refuse(
-                Capability.REPLICATE, "the lab names no protection_group, or the array lists none of its targets as allowed and connected"
-            )
+            raise self._refuse(Capability.REPLICATE)
         owned = self._owned(volume)
         group, volume_name = str(self.options.protection_group), owned.entry.attrs["name"]
         if not owned.replication:

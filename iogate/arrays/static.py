@@ -290,6 +290,14 @@ class StaticArray:
         if "mirror_detach" in self.options.hooks:
             self._hook("mirror_detach", volume)
 
+    def refusal(self, capability: Capability) -> str:
+        if capability in self.capabilities:
+            return ""
+        hooks = [hook for hook, cap in HOOK_CAPABILITY.items() if cap is capability]
+        if hooks:
+            return f"the lab configures no `{hooks[0]}` hook (array.options.hooks)"
+        return "a static array runs only the lab's hooks"
+
     def volume_metrics(self, volume: Volume, start: datetime, end: datetime) -> list[ArraySample]:
         raise unsupported("static", Capability.METRICS)
 

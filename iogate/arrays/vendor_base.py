@@ -111,6 +111,9 @@ class VendorDriver:
         self._volumes: dict[str, OwnedVolume] = {}
         self._initiators: dict[str, dict[str, str]] = {}
         self._facts: dict[str, str] = {}
+        # Why a capability the class can have is not offered here, set where _discover() decides (the lab's
+        # options, the array's licences or settings); refusals holds what the driver never offers.
+        self._why_not: dict[Capability, str] = {c: "setup() has not asked the array yet" for c in type(self).capabilities}
 
     @property
     def api(self) -> ApiCaller:
@@ -125,8 +128,15 @@ class VendorDriver:
         self.sdk.delete(self.api, self._conn, entry.attrs)
         self.run.ledger.released(entry)
 
+    def refusal(self, capability: Capability) -> str:
+        if capability in self.capabilities:
+            return ""
+        return self._why_not.get(capability) or self.refusals.get(capability, "not offered by this driver")
+
     def _refuse(self, capability: Capability, why: str = "") -> Unsupported:
-        return unsupported(self.DRIVER, capability, why or self.refusals.get(capability, "not offered by this driver"))
+        return unsupported(
+            self.DRIVER, capability, why or self._why_not.get(capability) or self.refusals.get(capability, "not offered by this driver")
+        )
 
     def _owned(self, volume: Volume) -> OwnedVolume:
         if volume.name not in self._volumes:
@@ -181,6 +191,7 @@ class VendorDriver:
     def setup(self) -> None:
         self._conn = self.sdk.connect(self.options, self.lab.array.name)
         self._api = self.sdk.caller(self.lab.array.name, self.options, self._conn)
+        self._why_not = {}
         self.capabilities = frozenset(self._discover())  # type: ignore[misc]
         self._initiators = read_initiator_ids(self.lab)
 

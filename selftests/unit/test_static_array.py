@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from iogate.arrays.base import Capability, Unsupported
+from iogate.arrays.base import Capability, Unsupported, lacking
 from iogate.arrays.exports import BlockExport, FcExport, IscsiExport, NfsExport, NvmeTcpExport
 from iogate.arrays.static import StaticArray, StaticOptions
 from iogate.errors import ArrayError, GuardRefused, LabFileError
@@ -105,6 +105,11 @@ def test_capabilities_follow_the_configured_hooks(loop_devices: list[tuple[str, 
     lab = make_lab(block_volumes(loop_devices), {"snapshot_create": {"command": "true"}, "dedupe": {"command": "true"}})
     array = StaticArray(lab, Run.start(tmp_path, "static"))
     assert array.capabilities == frozenset({Capability.SNAPSHOT, Capability.DEDUPE})
+    assert array.refusal(Capability.DEDUPE) == ""
+    assert lacking(array, "static", [Capability.SNAPSHOT, Capability.REPLICATE, Capability.MIRROR]) == (
+        "array driver static lacks capability replicate: the lab configures no `replicate` hook (array.options.hooks); "
+        "mirror: the lab configures no `mirror_attach` hook (array.options.hooks)"
+    )
     volume = array.create_volume("v0", 1 << 20)
     with pytest.raises(Unsupported, match="mirror_attach"):
         array.mirror_attach(volume)

@@ -35,5 +35,8 @@ def assert_refusals(driver: Any, volume: Volume) -> list[str]:
         assert str(refused.value).startswith(head), str(refused.value)
         why = str(refused.value).removeprefix(head)
         assert len(why) > 20 and "not offered by this driver" not in why, why  # a reason, not a shrug
+        # The reason a test's skip gives (driver.refusal) is a reason too, whatever the operation adds to it.
+        skip_reason = driver.refusal(capability)
+        assert len(skip_reason) > 20 and "not offered by this driver" not in skip_reason, skip_reason
         reasons.append(f"{capability.value}: {why}")
     return reasons

@@ -330,6 +330,8 @@ def test_snapshots_are_not_offered_without_a_thin_image_pool(
 ) -> None:
     drv = make_driver(tmp_path, server, run, monkeypatch, snapshot_pool_id=None)
     assert drv.capabilities == frozenset()
+    assert drv.refusal(Capability.RESTORE) == "the lab names no snapshot_pool_id (a Thin Image pool)"
+    assert drv.refusal(Capability.COMPRESSION) == "the lab sets data_reduction_mode: disabled"
     volume = drv.create_volume("vol0", 1 << 30)
     with pytest.raises(Exception, match="does not support snapshot: the lab names no snapshot_pool_id"):
         drv.snapshot_create(volume, "s1")

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from iogate.arrays import ontap, vendor_base
-from iogate.arrays.base import ArraySample, Capability, Unsupported, samples_evidence
+from iogate.arrays.base import ArraySample, Capability, Unsupported, lacking, samples_evidence
 from iogate.arrays.exports import IscsiExport, NvmeTcpExport
 from iogate.errors import ArrayError
 from iogate.run import Run
@@ -181,6 +181,10 @@ def test_no_snapmirror_licence_no_replicate(
     drv = ontap.Ontap(make_lab(tmp_path, "ontap", options(server)), run)
     drv.setup()
     assert drv.capabilities == {Capability.SNAPSHOT, Capability.METRICS}
+    assert drv.refusal(Capability.REPLICATE) == "the cluster lists no compliant snapmirror licence"
+    with pytest.raises(Unsupported, match="does not support replicate: the cluster lists no compliant snapmirror licence"):
+        drv.replicate(drv.create_volume("vol0", 1 << 30))
+    drv.teardown()
 
 
 def test_replicate_needs_the_arrays_relationship_not_only_the_labs_word(
@@ -190,6 +194,7 @@ def test_replicate_needs_the_arrays_relationship_not_only_the_labs_word(
     drv = make_driver(tmp_path, server, run, monkeypatch)
     assert Capability.REPLICATE not in drv.capabilities
     assert "GET /api/snapmirror/relationships" in server.calls()  # asked of the array at setup
+    assert drv.refusal(Capability.REPLICATE) == "no SnapMirror relationship has svm1:iogate_vol as its source"
 
 
 @pytest.mark.parametrize("state", ["noncompliant", None])
@@ -402,6 +407,10 @@ def test_the_emulated_flexvol_offers_no_dedupe(tmp_path: Path, canary: str, run:
     with ContractServer(BackedOntap("iogate", canary, backing=None), contract(), tmp_path) as srv:  # type: ignore[arg-type]
         drv = make_driver(tmp_path, srv, run, monkeypatch)
         assert Capability.DEDUPE not in drv.capabilities
+        # The tests' skip reason names the driver's reason, not only the capability.
+        assert lacking(drv, "ontap", [Capability.SNAPSHOT, Capability.DEDUPE]) == (
+            "array driver ontap lacks capability dedupe: FlexVol iogate_vol has dedupe off (efficiency.dedupe none)"
+        )
         with pytest.raises(Unsupported, match=r"does not support dedupe: FlexVol iogate_vol has dedupe off"):
             drv.dedupe_run()
     assert srv.violations == []

@@ -125,6 +125,8 @@ def test_replicate_is_not_offered_without_a_protection_policy(
     drv = powerstore.PowerStore(make_lab(tmp_path, "powerstore", options(server)), run)
     drv.setup()
     assert drv.capabilities == frozenset({Capability.SNAPSHOT})
+    assert drv.refusal(Capability.REPLICATE) == "the lab names no protection_policy_id whose volumes get a replication session"
+    assert drv.refusal(Capability.SNAPSHOT) == ""
 
 
 def test_a_volume_without_a_replication_session_fails_naming_the_call(driver: powerstore.PowerStore, array: FakePowerStore) -> None:

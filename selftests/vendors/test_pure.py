@@ -126,6 +126,7 @@ def test_no_connected_target_no_replicate(
     drv = pure.Pure(make_lab(tmp_path, "pure", options(server)), run)
     drv.setup()
     assert drv.capabilities == {Capability.SNAPSHOT, Capability.RESTORE, Capability.METRICS}
+    assert drv.refusal(Capability.REPLICATE) == "protection group pg-dr lists no target as allowed and connected"
 
 
 @pytest.mark.parametrize("how", ["target disallowed", "target is not the connected array"])
