@@ -23,6 +23,7 @@ class Unit(StrEnum):
     ERRORS = "errors"
     ROUNDS = "rounds"
     BYTES = "bytes"
+    CHECKS = "checks"  # how many of the spec's checks judged the evidence (iogate/judging/nothing_judged.py)
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ import allure
 import pytest
 
 from fixtures.session import POINTS, MeasuredPoint, lab_of, points_of
+from iogate.judging import nothing_judged
 from iogate.judging.judge import SpecJudge
 from iogate.judging.points import SweepPoint
 from iogate.judging.spec import AcceptanceSpec
@@ -271,8 +272,11 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function):  # type: ignore[no-untyped-
                              "for what this test measured (add its family's checks, or deselect the test)")
     failed = [j for j in judged if j.stands_failed]
     invalid = [j for j in judged if j.invalid is not None]
-    # One line per failed verdict, each a statement: criterion, measured, bound, window, what missed.
-    lines = "\n".join(FAILURE_PREFIX + j.verdict.line() for j in failed)
+    # A spec gap first, in its own words (its own Allure category); then one line per failed verdict, each a
+    # statement: criterion, measured, bound, window, what missed.
+    gaps = [j for j in failed if j.verdict.criterion == nothing_judged.NAME]
+    lines = "\n".join([*(NOTHING_JUDGED_PREFIX + j.verdict.detail for j in gaps),
+                       *(FAILURE_PREFIX + j.verdict.line() for j in failed if j not in gaps)])
     # Invalid verdicts under their reason, once per reason (one saturated host usually voids several).
     by_reason: dict[str, list[str]] = {}
     for j in invalid:

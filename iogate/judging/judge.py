@@ -22,8 +22,9 @@ from iogate.judging import cases as case_names
 from iogate.judging import latency_bound, relative_to_baseline, steady_state
 from iogate.judging.event_effect import EFFECT_KEYS, effect_verdict
 from iogate.judging.events_family import event_checks, event_verdicts
-from iogate.judging.families import CURVE_CRITERIA, DATAPATH, ON_RUN, ON_TARGETS, SPEED, THROUGHPUT
+from iogate.judging.families import CURVE_CRITERIA, DATAPATH, LINEAR, ON_RUN, ON_TARGETS, SLOW_HOST, SPEED, THROUGHPUT
 from iogate.judging.family_rules import own_checks, rule_verdicts, run_verdicts, stop_noted
+from iogate.judging.nothing_judged import nothing_judged
 from iogate.judging.points import SweepPoint, comparands, expected_points
 from iogate.judging.scaling_family import datapath_verdict, run_rules, stepping_verdicts
 from iogate.judging.spec import AcceptanceSpec, Check, FamilySpec
@@ -35,6 +36,7 @@ from iogate.verdict import Verdict
 
 # Event services whose checks name a case (`snapshot_<case>_*`) and whose other checks judge every case (`snapshot_*`).
 _EVERY_CASE = {"snapshot": case_names.SNAPSHOT_CASES}
+STEPPING = (SLOW_HOST, LINEAR)  # the checks that judge client stepping (scaling_family.stepping_verdicts)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -46,12 +48,21 @@ class SpecJudge:
     def family(self, name: str) -> FamilySpec:
         return self.spec.for_family(name)
 
+    def _unjudged(self, checks: Sequence[object], what: str, window: str) -> list[Verdict]:
+        """[nothing_judged] when `checks` (the spec's own checks for this evidence) is empty: the rules alone pass no test."""
+        return [] if checks else [nothing_judged(self.spec.path, what, window)]
+
+    def _family_unjudged(self, name: str) -> list[Verdict]:
+        fam = self.family(name)
+        what = f"no check of family {name}" + ("" if len(fam) else " (the family is left out)")
+        return self._unjudged(own_checks(fam), what, name)
+
     # -- a measured run (baseline, a sweep point, every protocol's run) --------------------------------------------------
 
     def run(self, family: str, runs: RunResult | Sequence[RunResult]) -> list[Verdict]:
         """Each run judged by the family's checks that read a run (ON_RUN) and by the rules."""
         fam = self.family(family)
-        return run_verdicts(fam, runs, [c for c in fam if c.criterion in ON_RUN])
+        return [*self._family_unjudged(family), *run_verdicts(fam, runs, [c for c in fam if c.criterion in ON_RUN])]
 
     def rules(self, family: str, runs: Sequence[RunResult]) -> list[Verdict]:
         """The rules every family gets (no_errors, no_stall) on runs judged by no other check of the family."""
@@ -68,7 +79,8 @@ class SpecJudge:
         """Every planned point measured (a missing one fails, named); then each curve (its points in load order) judged
         by each curve check, verdict `<check>[<curve>]`."""
         checks = [c for c in self.family(family) if c.criterion in CURVE_CRITERIA]
-        verdicts = [expected_points(planned, measured, what=what, window=window)]
+        verdicts = [*self._unjudged(checks, f"no load-curve check (iops_at_latency, knee) in family {family}", window),
+                    expected_points(planned, measured, what=what, window=window)]
         for curve, points in curves.items():
             verdicts.extend(dataclasses.replace(check.evaluate(list(points)), criterion=f"{check.name}[{curve}]") for check in checks)
         return verdicts
@@ -80,7 +92,7 @@ class SpecJudge:
         """Targets held per VM (ON_TARGETS) on `series`, each VM on at least the procedure's `min_intervals` (no
         default: a test cannot forget it); a latency bound per group of jobs (`<check>[<group>]`); any other
         check on the whole run; then the rules on the run."""
-        verdicts: list[Verdict] = []
+        verdicts: list[Verdict] = self._family_unjudged(family)
         fam = self.family(family)
         for check in own_checks(fam):
             if check.criterion in ON_TARGETS:
@@ -103,7 +115,8 @@ class SpecJudge:
     def speed(self, case: str, run: RunResult) -> list[Verdict]:
         """SPEED: the case's speed checks on its one-process run; the rules on it."""
         mine = [check.evaluate(run) for check in self._for_case("kpi", case) if check.name.startswith(SPEED)]
-        return [*mine, *rule_verdicts(self.family("kpi"), run)]
+        unjudged = self._unjudged(mine, f"no {SPEED}* check of family kpi for case {case}", case)
+        return [*unjudged, *mine, *rule_verdicts(self.family("kpi"), run)]
 
     def top_step_runtime_s(self, case: str, runtime_s: float, *, backend: bool) -> float:
         """How long the case's top THROUGHPUT step must run for `throughput` to judge its steady state: at least
@@ -120,7 +133,9 @@ class SpecJudge:
         """THROUGHPUT: the rules on every step's run; the case's throughput checks on the steps' curve (curve criteria)
         or the best step's run; on a backend working set, steady state over the top step's rounds."""
         fam = self.family("kpi")
-        verdicts = [v for _, run in steps for v in rule_verdicts(fam, run)]
+        own = [c for c in self._for_case("kpi", case) if c.name.startswith(THROUGHPUT)]
+        verdicts = self._unjudged(own, f"no {THROUGHPUT}* check of family kpi for case {case}", case)
+        verdicts += [v for _, run in steps for v in rule_verdicts(fam, run)]
         points = [SweepPoint.from_run(run, label) for label, run in steps]
         best = max((run for _, run in steps), key=lambda r: r.total_iops)
         for check in self._for_case("kpi", case):
@@ -140,7 +155,7 @@ class SpecJudge:
         protocol's run by the checks that read a run and by the rules."""
         fam = self.family("protocols")
         compared = [c for c in fam if c.criterion == relative_to_baseline.NAME]
-        verdicts: list[Verdict] = []
+        verdicts: list[Verdict] = self._family_unjudged("protocols")
         if compared:  # a comparison needs its comparands: only the baseline protocol measured is a FAIL, not deviation 0
             verdicts.append(comparands(planned, results, baseline, what="protocol", window=window))
         for check in compared:
@@ -169,7 +184,9 @@ class SpecJudge:
             checks = event_checks(fam, f"{prefix}{case}_")
             if service in _EVERY_CASE:
                 checks += event_checks(fam, prefix, others=[f"{prefix}{c}_" for c in _EVERY_CASE[service]])
-        verdicts = event_verdicts(fam, checks, baseline, event, recovery, run, series=series, targets=targets)
+        named = f"{prefix}{case}_*" if case else f"{prefix}*"
+        verdicts = self._unjudged(checks, f"no events check for {service}" + (f" {case}" if case else "") + f" ({named})", "event")
+        verdicts += event_verdicts(fam, checks, baseline, event, recovery, run, series=series, targets=targets)
         if service in EFFECT_KEYS and event_evidence is not None:
             verdicts.append(effect_verdict(service, event_evidence))
         return verdicts
@@ -178,7 +195,10 @@ class SpecJudge:
 
     def scaling(self, results: Sequence[StepResult], *, planned: Sequence[Step], runs: Sequence[RunResult]) -> list[Verdict]:
         """The stepping checks, every planned step present, the rules on every step's run (scaling_family)."""
-        return stepping_verdicts(self.family("scaling"), results, planned=planned, runs=runs)
+        fam = self.family("scaling")
+        stepping = [c for c in own_checks(fam) if c.name in STEPPING]
+        unjudged = self._unjudged(stepping, f"no client-stepping check of family scaling ({', '.join(STEPPING)})", "client stepping")
+        return [*unjudged, *stepping_verdicts(fam, results, planned=planned, runs=runs)]
 
     def judges_datapath(self) -> bool:
         return DATAPATH in self.family("scaling").checks

@@ -72,12 +72,15 @@ def check(path: Path, criteria: str | None = None, profile_name: str = "smoke", 
                       f"array driver {lab.array.driver}: its SDK (if any) is importable"))
     spec = spec_path(criteria, lab.criteria, path)
     try:
+        from iogate.judging.family_rules import own_checks
         from iogate.judging.spec import FAMILIES, load_spec
 
         judged = load_spec(spec).families
-        # A family the spec leaves out fails its tests "nothing judged" (a spec gap, never a pass): say which before a run.
-        unjudged = [name for name in FAMILIES if name not in judged]
-        lines.append(Line(True, f"acceptance spec {spec} loads; it judges {', '.join(judged) or 'no family'}"
+        # A family the spec leaves out, or gives only the rules (no_errors, no_stall), fails its tests "nothing judged"
+        # (a spec gap, never a pass): say which before a run.
+        unjudged = [name for name in FAMILIES if name not in judged or not own_checks(judged[name])]
+        judging = [name for name in judged if name not in unjudged]
+        lines.append(Line(True, f"acceptance spec {spec} loads; it judges {', '.join(judging) or 'no family'}"
                                 + (f" (no checks for {', '.join(unjudged)}: their tests would fail 'nothing judged')" if unjudged else "")))
     except (IOGateError, OSError) as exc:
         lines.append(Line(False, f"acceptance spec {spec}: {exc}"))

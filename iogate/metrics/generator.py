@@ -120,7 +120,8 @@ def _reason(hits: Sequence[SaturatedHost], shared: Mapping[str, str], what: str)
 def invalid_reason(verdict: Verdict, saturated: Sequence[SaturatedHost], shared: Mapping[str, str] | None = None) -> str | None:
     """Why this verdict is an invalid measurement (judged on a saturated generator), or None when it stands."""
     shared = shared or {}
-    if not saturated or verdict.unit is Unit.ERRORS or (not verdict.passed and is_no_data(verdict)):
+    # Never excused: an error count, a no-data FAIL, a spec gap (no check judged: unit CHECKS).
+    if not saturated or verdict.unit in (Unit.ERRORS, Unit.CHECKS) or (not verdict.passed and is_no_data(verdict)):
         return None
     if not verdict.point:
         if not verdict.passed:

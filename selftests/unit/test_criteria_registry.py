@@ -13,7 +13,7 @@ from iogate.verdict import Unit, Verdict
 
 HELPERS = {"common", "params", "points", "registry", "spec", "outcome", "families", "events_family", "scaling_family",
            "family_rules", "cases", "judge", "evidence", "regression", "validity", "live", "monotonic", "steady_stop",
-           "event_effect"}
+           "event_effect", "nothing_judged"}
 
 
 def test_every_criterion_module_is_registered_under_its_name() -> None:

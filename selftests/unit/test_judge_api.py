@@ -103,3 +103,48 @@ def test_a_dedupe_event_is_judged_on_what_the_pass_did_and_not_without_it(tmp_pa
     assert outcomes(idle)[-1] == ("dedupe_took_effect", False)
     with pytest.raises(ValueError, match="the dedupe job's evidence is needed"):
         judge.events("dedupe", baseline, event, recovery, result)
+
+
+# -- what no check of the spec judges is a FAIL ("nothing judged"), not a pass on the rules alone ----------------
+
+GAP = ("nothing_judged", False)
+
+
+def test_a_family_the_spec_leaves_out_fails_nothing_judged_beside_the_rules(tmp_path: Path) -> None:
+    # Before, a spec without a baseline family passed the baseline test at any IOPS: the rules alone judged it.
+    spec = loaded(tmp_path, EVENTS)  # events only
+    verdicts = SpecJudge(spec).run("baseline", run(steady(100)))
+    assert outcomes(verdicts) == [GAP, ("no_errors", True), ("no_stall", True)]
+    assert verdicts[0].detail.startswith(f"spec {spec.path} has no check of family baseline (the family is left out): ")
+
+
+def test_a_family_of_rules_only_is_nothing_judged(tmp_path: Path) -> None:
+    spec = loaded(tmp_path, "  baseline:\n    checks:\n      no_errors: {criterion: no_io_errors}\n")
+    verdicts = SpecJudge(spec).run("baseline", run(steady(100)))
+    assert outcomes(verdicts) == [GAP, ("no_errors", True), ("no_stall", True)]
+    assert "has no check of family baseline: " in verdicts[0].detail
+
+
+def test_an_event_service_with_no_check_is_nothing_judged_though_the_family_judges_others(tmp_path: Path) -> None:
+    # EVENTS names snapshot_* checks only: a replica sync (or a mirror) measured under it is judged by nothing.
+    result = run(steady(100))
+    baseline, event, recovery = thirds(result)
+    judge = SpecJudge(loaded(tmp_path, EVENTS))
+    replica = judge.events("replica", baseline, event, recovery, result)
+    assert outcomes(replica)[0] == GAP and "has no events check for replica (replica_*)" in replica[0].detail
+    snapshot = judge.events("snapshot", baseline, event, recovery, result, case="frontend_write")  # snapshot_p99_max judges it
+    assert GAP not in outcomes(snapshot) and snapshot[0].criterion == "snapshot_p99_max"
+
+
+def test_a_kpi_case_a_curve_a_tile_a_comparison_and_stepping_without_checks_are_nothing_judged(tmp_path: Path) -> None:
+    from iogate.procedures.scaling import Step
+
+    judge = SpecJudge(loaded(tmp_path, EVENTS))
+    one = run(steady(100))
+    assert outcomes(judge.speed("4k_random_read", one))[0] == GAP
+    assert outcomes(judge.throughput("4k_random_read", [("qd1", one)], backend=False))[0] == GAP
+    assert outcomes(judge.curve("sweep", {}, planned=["t1"], measured=["t1"], what="point", window="sweep"))[0] == GAP
+    assert outcomes(judge.targets("tiles", one, one.series, {}, {}, min_intervals=1))[0] == GAP
+    compared = judge.protocols({"block": one, "nbd": one}, planned=["block", "nbd"], baseline="block", figures={}, window="p1")
+    assert outcomes(compared)[0] == GAP
+    assert outcomes(judge.scaling([], planned=[Step("incremental", ("h1",))], runs=[]))[0] == GAP

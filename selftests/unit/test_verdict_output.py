@@ -105,6 +105,14 @@ def test_two_passes_on_one_saturated_host(request, judge):
     judge(Verdict("iops_min", True, 1430, 1015, Unit.IOPS), Verdict("p99_latency_max", True, 40, 50, Unit.MS))
 
 
+def test_judged_by_the_rules_alone(request, judge):
+    from iogate.judging.nothing_judged import nothing_judged
+
+    busy(request, 97.0)  # a spec gap is no measurement of the generator: never excused
+    judge(nothing_judged("criteria/x.yaml", "no check of family baseline", "baseline"),
+          Verdict("no_errors", True, 0, 0, Unit.ERRORS), Verdict("no_stall", False, 2, 1, Unit.ROUNDS))
+
+
 def test_unnamed_verdicts_of_two_points(request, judge):
     busy(request, 97.0, point="qd1")
     busy(request, 20.0, point="qd8")
@@ -182,6 +190,18 @@ def test_a_test_judged_by_no_check_fails_naming_the_spec(outcome) -> None:  # ty
     assert nothing["statusDetails"]["message"].startswith(
         "AssertionError: verdict failed: nothing judged: spec "), nothing["statusDetails"]["message"]
     assert "criteria/local.yaml has no check" in nothing["statusDetails"]["message"]
+
+
+def test_a_test_judged_by_the_rules_alone_fails_nothing_judged_first_and_unexcused(outcome) -> None:  # type: ignore[no-untyped-def]
+    _, results = outcome
+    gap = results["test_judged_by_the_rules_alone"]
+    message = gap["statusDetails"]["message"].splitlines()
+    assert message[0] == ("AssertionError: verdict failed: nothing judged: spec criteria/x.yaml has no check of family baseline: "
+                          "the rules (no_errors, no_stall) alone judge no array (add the checks, or deselect the test)")
+    # The stall on the 97 % busy host is excused (invalid); the spec gap is not.
+    assert message[1].startswith("measurement invalid: ") and "no_stall FAIL" in message[2]
+    assert gap["status"] == "failed"
+    assert classify(gap["status"], gap["statusDetails"]["message"]) == NOTHING_JUDGED
 
 
 def _rows(results: dict) -> dict[tuple[str, str, bool], dict]:  # type: ignore[type-arg]

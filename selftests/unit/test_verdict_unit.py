@@ -26,7 +26,7 @@ from plugins.verdicts import _append_rows, verdict_table_html
 # The units the criteria and the regression verdict write, as the text reports have always shown.
 TEXTS = {Unit.IOPS: "IOPS", Unit.MB_PER_S: "MB/s", Unit.MS: "ms", Unit.PCT: "%", Unit.PCT_POINTS: "% points",
          Unit.PCT_INTERVALS: "% intervals", Unit.ERRORS: "errors", Unit.ROUNDS: "rounds",
-         Unit.BYTES: "bytes"}
+         Unit.BYTES: "bytes", Unit.CHECKS: "checks"}
 
 
 def verdict(unit: Unit) -> Verdict:
