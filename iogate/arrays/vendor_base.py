@@ -129,14 +129,14 @@ class VendorDriver:
         self.run.ledger.released(entry)
 
     def refusal(self, capability: Capability) -> str:
-        if capability in self.capabilities:
-            return ""
-        return self._why_not.get(capability) or self.refusals.get(capability, "not offered by this driver")
+        return "" if capability in self.capabilities else self._reason(capability)
 
     def _refuse(self, capability: Capability, why: str = "") -> Unsupported:
-        return unsupported(
-            self.DRIVER, capability, why or self._why_not.get(capability) or self.refusals.get(capability, "not offered by this driver")
-        )
+        return unsupported(self.DRIVER, capability, why or self._reason(capability))
+
+    def _reason(self, capability: Capability) -> str:
+        """What the array said at discovery, else what the driver never offers."""
+        return self._why_not.get(capability) or self.refusals.get(capability, "not offered by this driver")
 
     def _owned(self, volume: Volume) -> OwnedVolume:
         if volume.name not in self._volumes:

@@ -48,7 +48,7 @@ class SpecJudge:
     def family(self, name: str) -> FamilySpec:
         return self.spec.for_family(name)
 
-    def _unjudged(self, checks: Sequence[object], what: str, window: str) -> list[Verdict]:
+    def _unjudged(self, checks: Sequence[Check], what: str, window: str) -> list[Verdict]:
         """[nothing_judged] when `checks` (the spec's own checks for this evidence) is empty: the rules alone pass no test."""
         return [] if checks else [nothing_judged(self.spec.path, what, window)]
 
@@ -114,9 +114,9 @@ class SpecJudge:
 
     def speed(self, case: str, run: RunResult) -> list[Verdict]:
         """SPEED: the case's speed checks on its one-process run; the rules on it."""
-        mine = [check.evaluate(run) for check in self._for_case("kpi", case) if check.name.startswith(SPEED)]
-        unjudged = self._unjudged(mine, f"no {SPEED}* check of family kpi for case {case}", case)
-        return [*unjudged, *mine, *rule_verdicts(self.family("kpi"), run)]
+        own = [check for check in self._for_case("kpi", case) if check.name.startswith(SPEED)]
+        unjudged = self._unjudged(own, f"no {SPEED}* check of family kpi for case {case}", case)
+        return [*unjudged, *(check.evaluate(run) for check in own), *rule_verdicts(self.family("kpi"), run)]
 
     def top_step_runtime_s(self, case: str, runtime_s: float, *, backend: bool) -> float:
         """How long the case's top THROUGHPUT step must run for `throughput` to judge its steady state: at least
