@@ -3,11 +3,13 @@ after the guest's modules are loaded; single on request (iogate/labs/labvm/vm.py
 
 from __future__ import annotations
 
+import socket
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from iogate.labs.labvm import vm as vm_mod
 from iogate.labs.labvm.image import Image, LabVMError
 from iogate.labs.labvm.vm import GUEST_MODULES, LabVM, qemu_argv
 
@@ -70,3 +72,46 @@ def test_modules_load_before_the_other_vcpus_come_up() -> None:
 def test_a_vcpu_that_did_not_come_up_fails_the_boot() -> None:
     with pytest.raises(LabVMError, match="bringing 2 vCPUs online failed"):
         ScriptedGuest("1", []).bring_up_cpus(2)
+
+
+def test_the_marker_is_on_the_guests_kernel_command_line() -> None:
+    assert "iogate.marker=m" in _after(_argv("multi"), "-append").split()
+
+
+class AnsweringGuest(LabVM):
+    """A LabVM whose port is answered by a guest with the given kernel command line."""
+
+    def __init__(self, cmdline: str) -> None:
+        super().__init__(image=Image(Path("/cache")), run=None, port=10022, pid=1, marker="iogate-labvm-r2",  # type: ignore[arg-type]
+                         serial_log=Path("/s"), entries=[], tcg_threads="multi")
+        self.cmdline = cmdline
+
+    def ssh(self, command: str, timeout_s: float = 120) -> subprocess.CompletedProcess[str]:
+        return subprocess.CompletedProcess(command, 0, self.cmdline, "")
+
+
+class Running:
+    def poll(self) -> None:
+        return None
+
+
+def test_an_sshd_that_is_another_vms_is_refused() -> None:
+    # A first lab VM holds the port; the second qemu failed to forward it, but its boot reached the first one's sshd.
+    other = AnsweringGuest("root=LABEL=labvm-root quiet iogate.marker=iogate-labvm-r1 maxcpus=1\n")
+    with pytest.raises(LabVMError, match="sshd on 127.0.0.1:10022 is not this VM's .*iogate.marker=iogate-labvm-r2"):
+        vm_mod._wait_for_ssh(other, Running(), timeout_s=5)  # type: ignore[arg-type]
+
+
+def test_its_own_sshd_is_accepted() -> None:
+    vm_mod._wait_for_ssh(AnsweringGuest("root=LABEL=labvm-root iogate.marker=iogate-labvm-r2 maxcpus=1\n"), Running(),  # type: ignore[arg-type]
+                         timeout_s=5)
+
+
+def test_a_port_in_use_is_refused_before_qemu_starts() -> None:
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        with pytest.raises(LabVMError, match=f"port 127.0.0.1:{port} .* is in use"):
+            vm_mod.require_free_port(port)
+    vm_mod.require_free_port(port)  # closed: free again

@@ -39,6 +39,7 @@ BOOT_TIMEOUT_S = 300
 # group, so only v1 lets an emulated array cap its volumes on the target side (selftests/vendors).
 KERNEL_ARGS = ("root=LABEL=labvm-root rw console=ttyS0 net.ifnames=0 mitigations=off fsck.mode=skip "
                "systemd.show_status=0 quiet panic=1 oops=panic systemd.unified_cgroup_hierarchy=0")
+MARKER_ARG = "iogate.marker"  # on the guest's kernel command line: the VM's marker, read back over ssh
 # How qemu runs the vCPUs (qemu_argv says why each). "multi" boots the guest on one vCPU (maxcpus=1) and
 # brings the others up once every module it uses is loaded (LabVM.bring_up_cpus).
 TCG_THREADS = ("single", "multi")
@@ -160,6 +161,18 @@ class LabVM:
         return release(self.run.ledger, self.entries)
 
 
+def require_free_port(port: int) -> None:
+    """Refuse a port something already listens on: qemu would fail to forward it, and the sshd answering
+    there (another lab VM) would pass for this one's."""
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError as exc:
+            raise LabVMError(f"lab VM: port 127.0.0.1:{port} (the lab's ssh transport) is in use ({exc.strerror}): another lab VM "
+                             f"(`python -m iogate labvm down --workdir <its workdir>`) or another program listens there") from None
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -200,7 +213,8 @@ def qemu_argv(image: Image, *, marker: str, port: int, pool_disk: Path, serial_l
         "-initrd",
         str(image.initrd),
         "-append",
-        KERNEL_ARGS + (" maxcpus=1" if tcg_threads == "multi" else ""),
+        # The marker on the kernel command line is how boot knows the sshd that answers is this VM's.
+        f"{KERNEL_ARGS} {MARKER_ARG}={marker}" + (" maxcpus=1" if tcg_threads == "multi" else ""),
         "-drive",
         f"file={image.root},if=virtio,format=raw,snapshot=on,cache=unsafe",
         "-drive",
@@ -260,6 +274,7 @@ def boot(
     ledger.created(entry)
     marker = f"iogate-labvm-{run.run_id}"
     port = port or free_port()
+    require_free_port(port)
     argv = qemu_argv(image, marker=marker, port=port, pool_disk=pool_disk, serial_log=serial_log, memory_mib=memory_mib, cpus=cpus,
                      tcg_threads=tcg_threads)
     entries.append(entry := ledger.intend("process", name="qemu lab VM", marker=marker))
@@ -288,10 +303,14 @@ def _wait_for_ssh(vm: LabVM, process: subprocess.Popen[bytes], timeout_s: float)
             log = (vm.run.run_dir / "labvm" / "qemu.log").read_text(errors="replace").strip()
             raise LabVMError(f"lab VM: qemu exited {process.returncode} during boot: {log[-1000:]} (serial log {vm.serial_log})")
         try:
-            if vm.ssh("true", timeout_s=20).returncode == 0:
-                return
+            answer = vm.ssh("cat /proc/cmdline", timeout_s=20)
         except subprocess.TimeoutExpired:
-            pass
+            answer = None
+        if answer is not None and answer.returncode == 0:
+            if f"{MARKER_ARG}={vm.marker}" in answer.stdout.split():
+                return
+            raise LabVMError(f"lab VM: the sshd on 127.0.0.1:{vm.port} is not this VM's (its kernel command line has no "
+                             f"{MARKER_ARG}={vm.marker}): another machine answers on the lab's port")
         time.sleep(2)
     tail = vm.serial_log.read_text(errors="replace").splitlines()[-10:] if vm.serial_log.exists() else []
     raise LabVMError(f"lab VM: sshd on 127.0.0.1:{vm.port} not up after {timeout_s:.0f} s; serial log {vm.serial_log}:\n" + "\n".join(tail))
