@@ -30,6 +30,9 @@ EVENT_VOLUMES: tuple[tuple[str, str, int], ...] = (
 REPLICATION_OPTION = {"ontap": "snapmirror", "pure": "protection_group", "powerstore": "protection_policy_id"}
 # What the estimate assumes for prefill (a sequential 256 KiB write): stated beside the figure.
 PREFILL_ASSUMED_BYTES_PER_S = 1_000_000_000
+# open-iscsi's per-session LUN queue depth unless the lab's node_settings raise it (iscsid.conf).
+ISCSI_QUEUE_DEPTH = "node.session.queue_depth"
+OPEN_ISCSI_QUEUE_DEPTH = 32
 SCALING_SCHEDULE_LINES = 3  # tests/test_scaling.py SCHEDULE (smoke runs the first line only)
 
 
@@ -130,6 +133,7 @@ def make_plan(lab: Any, driver: Any, options: Any, profile: Profile) -> Plan:
             plan.volume_sets.append(VolumeSetPlan(f"events ({name})", lab.baseline, 1, size_bytes, True))
     plan.skips += _skips(lab, capabilities)
     plan.notes += _listed_volumes(lab, options, plan)
+    plan.notes += _iscsi_queue_depth(lab, profile)
     _estimate(plan, lab, profile, capabilities)
     return plan
 
@@ -148,6 +152,29 @@ def _listed_volumes(lab: Any, options: Any, plan: Plan) -> list[str]:
         if len(usable) < wanted:
             notes.append(f"the whole suite asks the static array for {wanted} volume(s) over {connector}; the lab lists "
                          f"{len(usable)} of at least {human_size(smallest)}: list more, or run fewer families (-m)")
+    return notes
+
+
+def _iscsi_queue_depth(lab: Any, profile: Profile) -> list[str]:
+    """A protocol comparison point that keeps more I/Os outstanding on a host's LUN than its iSCSI session queues:
+    the VMs that start last may get no I/O at all (the lab VM's 32nd VM did none, 4 runs of 4, at open-iscsi's 32)."""
+    from iogate.procedures import netapp
+
+    points = netapp.load_netapp().netapp.points(profile)
+    hosts = [h.name for h in lab.hosts]
+    outstanding = {p.id: netapp.outstanding_per_lun(p, hosts, lab.volumes.count, lab.volumes.size_bytes) for p in points}
+    notes = []
+    for protocol in lab.protocols:
+        if protocol.connector != "iscsi":
+            continue
+        set_depth = dict(protocol.options.get("node_settings") or {}).get(ISCSI_QUEUE_DEPTH)
+        depth = int(set_depth) if set_depth is not None else OPEN_ISCSI_QUEUE_DEPTH
+        over = [f"{point} {n}" for point, n in outstanding.items() if n > depth]
+        if over:
+            said = "set in its node_settings" if set_depth is not None else "open-iscsi's default"
+            notes.append(f"protocol {protocol.name}: the protocols points keep more I/Os outstanding on one host's LUN ({', '.join(over)}) "
+                         f"than its iSCSI LUN queue depth {depth} ({ISCSI_QUEUE_DEPTH}, {said}): the VMs that start last may get "
+                         f"no I/O; raise it in options.node_settings, or list more volumes")
     return notes
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,6 +11,7 @@ from pydantic import Field
 
 from iogate.arrays.base import Volume
 from iogate.engines.workload import Extent, JobSpec, WorkloadSpec, parse_block_size
+from iogate.lab.model import DeviceIdentity
 from iogate.lab.profiles import Profile
 from iogate.procedures.common import Catalog, DataPattern, Pct, Positive, SizeStr, Strict, grid_override, load_catalog, pick_grid
 from iogate.procedures.placement import ConnectFn, Region, VMJobs, connected, place_vms
@@ -94,6 +96,15 @@ class NetAppCatalog(Catalog):
 def load_netapp(path: Path | None = None) -> NetAppCatalog:
     return load_catalog(NetAppCatalog, "netapp.yaml", path)
 
+
+
+def outstanding_per_lun(point: NetAppPoint, hosts: Sequence[str], volumes: int, volume_size_bytes: int) -> int:
+    """The most I/Os one host keeps outstanding on one volume at this point, placed as netapp_jobs places them:
+    what that host's LUN queue (an iSCSI session's node.session.queue_depth) must hold."""
+    stand_ins = [Volume(f"v{n}", volume_size_bytes, DeviceIdentity(serial=f"v{n}")) for n in range(volumes)]
+    groups = [[f"vm{n:03d}-d{d + 1}" for d in range(point.disks_per_vm)] for n in range(1, point.vms + 1)]
+    per_lun = Counter((p.host, p.region.volume) for p in place_vms(groups, hosts, stand_ins, prefix="g"))
+    return max(per_lun.values(), default=0) * point.outstanding_per_vm
 
 
 def netapp_jobs(spec: NetAppSpec, point: NetAppPoint, hosts: Sequence[str], volumes: Sequence[Volume], connect: ConnectFn, *,

@@ -152,3 +152,29 @@ def test_the_check_says_which_families_the_labs_spec_leaves_unjudged(tmp_path: P
     assert (f"acceptance spec {spec} loads; it judges baseline "
             "(no checks for sweep, tiles, kpi, protocols, scaling, events, regression: their tests would fail 'nothing judged')"
             ) in text
+
+
+def test_an_iscsi_lun_queue_below_the_protocol_points_outstanding_ios_is_named(tmp_path: Path) -> None:
+    """The lab VM at open-iscsi's default LUN queue depth (32): 32 VMs x 2 I/Os on its one LUN is 64, the single VM's
+    2 disks x 64 on it 128; its 32nd VM did no I/O in 4 runs of 4. At the shipped depth of 128 neither is over."""
+    lab = tmp_path / "labvm.yaml"
+    lab.write_text("\n".join(line for line in (ROOT / "labs" / "labvm.yaml").read_text().splitlines() if "node_settings" not in line))
+    ok, lines = check(lab, profile_name="smoke")
+    text = "\n".join(lines)
+    assert ok, text
+    assert ("note     protocol iscsi: the protocols points keep more I/Os outstanding on one host's LUN (vms32-4k 64, "
+            "single-vm-8k-qd128 128) than its iSCSI LUN queue depth 32 (node.session.queue_depth, open-iscsi's default)") in text
+    ok, lines = check(ROOT / "labs" / "labvm.yaml", profile_name="smoke")
+    assert ok and not any("queue depth" in line for line in lines), lines
+
+
+def test_outstanding_ios_per_lun_follow_the_placement_over_hosts_and_volumes() -> None:
+    from iogate.procedures.netapp import NetAppPoint, outstanding_per_lun
+
+    vms32 = NetAppPoint("vms32-4k", vms=32, bs="4k", read_pct=75, random_pct=100, outstanding_per_vm=2)
+    single = NetAppPoint("single", vms=1, bs="8k", read_pct=60, random_pct=100, outstanding_per_vm=64, disks_per_vm=2)
+    assert outstanding_per_lun(vms32, ["h1"], 1, 1 << 30) == 64
+    # VMs 1-16 on h1, 17-32 on h2, disks alternating over 2 volumes: 8 VMs x 2 per host and LUN.
+    assert outstanding_per_lun(vms32, ["h1", "h2"], 2, 1 << 30) == 16
+    assert outstanding_per_lun(single, ["h1", "h2"], 1, 1 << 30) == 128
+    assert outstanding_per_lun(single, ["h1"], 2, 1 << 30) == 64  # one disk on each volume
