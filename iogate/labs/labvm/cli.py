@@ -108,6 +108,13 @@ def is_up(workdir: str | Path = DEFAULT_WORKDIR) -> bool:
     return state_path.exists() and _qemu_alive(json.loads(state_path.read_text()))
 
 
+def running_marker(workdir: str | Path = DEFAULT_WORKDIR) -> str | None:
+    """The qemu marker of the VM that `labvm up` started under workdir, while it runs."""
+    state_path = Path(workdir) / STATE_NAME
+    state = json.loads(state_path.read_text()) if state_path.exists() else None
+    return str(state["marker"]) if state and _qemu_alive(state) else None
+
+
 def _qemu_alive(state: dict[str, object]) -> bool:
     try:
         cmdline = Path(f"/proc/{state['pid']}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
