@@ -264,6 +264,8 @@ def boot(
     """Start qemu, wait until root can log in over SSH; stop it again on failure."""
     if shutil.which("qemu-system-x86_64") is None:
         raise LabVMError("qemu-system-x86_64 not found (apt-get install qemu-system-x86)")
+    port = port or free_port()
+    require_free_port(port)  # before anything is made
     ledger = run.ledger
     entries: list[Entry] = []
     pool_disk = run.path("labvm", "pool.raw")
@@ -273,8 +275,6 @@ def boot(
         handle.truncate(parse_size_bytes(pool_size))
     ledger.created(entry)
     marker = f"iogate-labvm-{run.run_id}"
-    port = port or free_port()
-    require_free_port(port)
     argv = qemu_argv(image, marker=marker, port=port, pool_disk=pool_disk, serial_log=serial_log, memory_mib=memory_mib, cpus=cpus,
                      tcg_threads=tcg_threads)
     entries.append(entry := ledger.intend("process", name="qemu lab VM", marker=marker))
