@@ -216,8 +216,7 @@ def lab_session(request: pytest.FixtureRequest, suite: Suite) -> Iterator[LabSes
 
 
 @pytest.fixture(scope="session")
-def lab(lab_session: LabSession, lab_hosts_up: None) -> Lab:
-    """The lab, once its machines are up (a lab VM's lab then names the qemu process its resources vanish with)."""
+def lab(lab_session: LabSession) -> Lab:
     return lab_session.lab
 
 

@@ -70,7 +70,7 @@ def disagreements(text: str, spec: AcceptanceSpec) -> list[str]:
 
 
 def test_every_calibrated_spec_has_its_record() -> None:
-    assert {r.name.removesuffix(".calibration.md") for r in RECORDS} == {"local", "netns", "emulated"}
+    assert {r.name.removesuffix(".calibration.md") for r in RECORDS} == {"local", "netns", "emulated", "labvm"}
 
 
 @pytest.mark.parametrize("record", RECORDS, ids=[r.name for r in RECORDS])

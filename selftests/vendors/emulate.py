@@ -139,6 +139,7 @@ def _write_lab(args: argparse.Namespace, vendor: Vendor, server: ContractServer,
         baseline_protocol=next(p["name"] for p in raw["protocols"] if p["connector"] == vendor.protocol),
         workdir=str(args.dir / (f"work-{vendor.name}" if several else "work")),
     )
+    raw.pop("criteria", None)  # labs/labvm.yaml's own spec judges the lab VM's target, not an emulated array
     if args.iops_per_volume == DEFAULT_IOPS_PER_VOLUME:
         raw["criteria"] = EMULATED_SPEC
     raw.pop("bring_up", None)  # the VM is up already, and not ours to bring down
