@@ -1,26 +1,15 @@
 """Finding: the protocols 32-VM point's last fio job got no I/O (iSCSI at depth 128 and NVMe/TCP, LD round 4).
 32 fio jobs (4k randrw 75/25, iodepth 2, 8 MiB region each) on one volume, 5 s + 1 s ramp, straight over ssh:
 per run the jobs' I/O counts, fewest first. Targets: iscsi, nvme-tcp, lv (the LV in the guest, no protocol)."""
-import json, sys
-from pathlib import Path
-from iogate.lab import load_lab, registry
-from iogate.labs.labvm.vanishing import vanishing_with
-from iogate.arrays.linux_target import LinuxTarget
-from iogate.hosts.initiator import Initiator
-from iogate.run import Run
+import json
+import sys
+
+from guest import set_up
+
+from iogate.lab import registry
 from iogate.run.resources import release_all
 
-WORK = "/var/tmp/iogate-exp"
-lab = load_lab(Path("/work/w1/labs/labvm.yaml"))
-state = json.loads(Path(WORK, "labvm.json").read_text())
-where = {"transport": state["transport"], "ssh_key": state["ssh_key"]}
-lab = lab.model_copy(update={"array": lab.array.model_copy(update={"options": {**lab.array.options, **where}}),
-                             "hosts": [h.model_copy(update=where) for h in lab.hosts], "workdir": WORK})
-lab = vanishing_with(lab, state["marker"])
-run = Run.start(WORK, "exp")
-array = LinuxTarget(lab, run)
-array.setup()
-guest = Initiator.from_config(lab.hosts[0])
+lab, run, array, guest = set_up()
 steps = sys.argv[1:] or ["iscsi", "iscsi", "nvme-tcp", "nvme-tcp", "lv", "lv"]
 volumes = {}
 try:

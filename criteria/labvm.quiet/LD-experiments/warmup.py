@@ -1,26 +1,14 @@
 """Finding 3 / queue depth experiment on one lab VM (`labvm up --workdir /var/tmp/iogate-exp --port 10122`):
 one iSCSI LUN, fio straight over one ssh command (no controller activity during the run), per-second IOPS.
 Steps: argv like 128:plain 128:plain 32:plain 32:plain 128:plain (queue depth : variant)."""
-import json, sys
-from pathlib import Path
-from iogate.lab import load_lab, registry
-from iogate.labs.labvm.vanishing import vanishing_with
-from iogate.arrays.linux_target import LinuxTarget
-from iogate.hosts.initiator import Initiator
-from iogate.run import Run
+import sys
+
+from guest import set_up
+
+from iogate.lab import registry
 from iogate.run.resources import release_all
 
-WORK = "/var/tmp/iogate-exp"
-lab = load_lab(Path("/work/w1/labs/labvm.yaml"))
-state = json.loads(Path(WORK, "labvm.json").read_text())
-where = {"transport": state["transport"], "ssh_key": state["ssh_key"]}
-lab = lab.model_copy(update={"array": lab.array.model_copy(update={"options": {**lab.array.options, **where}}),
-                             "hosts": [h.model_copy(update=where) for h in lab.hosts], "workdir": WORK})
-lab = vanishing_with(lab, state["marker"])
-run = Run.start(WORK, "exp")
-array = LinuxTarget(lab, run)
-array.setup()
-guest = Initiator.from_config(lab.hosts[0])
+lab, run, array, guest = set_up()
 volume = array.create_volume("exp", 256 << 20, export="iscsi")
 VERIFY = """[verify]
 rw=randwrite
