@@ -104,8 +104,7 @@ def _up(state_path: Path, args: argparse.Namespace, *, stay: bool) -> int:
 
 def is_up(workdir: str | Path = DEFAULT_WORKDIR) -> bool:
     """True while the VM that `labvm up` started under workdir still runs."""
-    state_path = Path(workdir) / STATE_NAME
-    return state_path.exists() and _qemu_alive(json.loads(state_path.read_text()))
+    return running_marker(workdir) is not None
 
 
 def running_marker(workdir: str | Path = DEFAULT_WORKDIR) -> str | None:

@@ -264,8 +264,10 @@ def boot(
     """Start qemu, wait until root can log in over SSH; stop it again on failure."""
     if shutil.which("qemu-system-x86_64") is None:
         raise LabVMError("qemu-system-x86_64 not found (apt-get install qemu-system-x86)")
-    port = port or free_port()
-    require_free_port(port)  # before anything is made
+    if port:
+        require_free_port(port)  # a port the caller named, before anything is made
+    else:
+        port = free_port()
     ledger = run.ledger
     entries: list[Entry] = []
     pool_disk = run.path("labvm", "pool.raw")
