@@ -43,6 +43,11 @@ from iogate.run.resources import release
 
 ExportKind = Literal["iscsi", "nvme-tcp", "nfs"]
 CFS = "/sys/kernel/config"
+# md's v1.2 superblock sits before the data: each leg is this much larger than the volume, and md is told the
+# volume's size, so the exported LUN is exactly the size the array reports (md left alone exports the leg
+# less its data offset: the highest regions of the volume did not exist, and the job placed there starved).
+MD_DATA_OFFSET = "1M"
+MD_DATA_OFFSET_BYTES = 1 << 20
 # What the protocol names of a lab map to (connector name -> export kind).
 EXPORT_OF_CONNECTOR: dict[str, ExportKind] = {
     "iscsi": "iscsi",
@@ -86,6 +91,11 @@ class _Owned:
     entry: Entry
     legs: list[str] = field(default_factory=list)
     replica: Entry | None = None  # the replica LV's journal entry, once replicate ran
+
+
+def _leg_bytes(volume_bytes: int, md: str) -> int:
+    """The LV under a volume: the volume itself, or for an md mirror leg the volume plus md's data offset."""
+    return volume_bytes + MD_DATA_OFFSET_BYTES if md else volume_bytes
 
 
 def _lv_name(text: str) -> str:
@@ -256,9 +266,14 @@ class LinuxTarget:
         entry = self._intend(f"volume {name} ({kind}, LV {self.vg}/{lv})", undo)
         # An NFS volume of N bytes must hold an N-byte file: give ext4 room for its metadata.
         lv_bytes = size_bytes + max(size_bytes // 8, 64 << 20) if kind == "nfs" else size_bytes
-        self.sh(f"lvcreate -q -y -V {lv_bytes}b -T {self.vg}/thinpool -n {lv} >/dev/null")
+        self.sh(f"lvcreate -q -y -V {_leg_bytes(lv_bytes, md)}b -T {self.vg}/thinpool -n {lv} >/dev/null")
         if md:
-            self.sh(f"mdadm --create {md} --run --quiet --level=1 --raid-devices=2 --metadata=1.2 --bitmap=none {lv_dev} missing")
+            self.sh(f"mdadm --create {md} --run --quiet --level=1 --raid-devices=2 --metadata=1.2 --bitmap=none "
+                    f"--data-offset={MD_DATA_OFFSET} --size={lv_bytes // 1024} {lv_dev} missing")
+        exported = int(self.sh(f"blockdev --getsize64 {device}").strip())
+        if exported < lv_bytes:
+            raise ArrayError(f"array {self.lab.array.name}: volume {name}: {device} holds {exported} bytes, "
+                             f"less than the {lv_bytes} asked for")
         self.sh(_export_script(kind, names, device, self.options, self._iqns, self._nqns, self._nvme_port_id))
         self.run.ledger.created(entry)
         volume = Volume(
@@ -372,7 +387,7 @@ class LinuxTarget:
         md = owned.device
         started = time.monotonic()
         self.sh(
-            f"lvcreate -q -y -V {volume.size_bytes}b -T {self.vg}/thinpool -n {owned.lv}_leg1 >/dev/null && "
+            f"lvcreate -q -y -V $(blockdev --getsize64 /dev/{self.vg}/{owned.lv})b -T {self.vg}/thinpool -n {owned.lv}_leg1 >/dev/null && "
             f"md=$(basename $(readlink -f {md})) && echo {self.options.mirror_resync_min_kib_per_s} > /sys/block/$md/md/sync_speed_min && "
             f"mdadm --manage {md} --add {leg}"
         )

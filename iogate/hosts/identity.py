@@ -18,6 +18,7 @@ _PROBE = r"""
 dev=$(readlink -f {dev}); name=$(basename "$dev")
 [ -b "$dev" ] || {{ echo "missing=$dev"; exit 0; }}
 echo "device=$dev"
+echo "size_bytes=$(( $(cat /sys/block/$name/size) * 512 ))"
 for key in loop/backing_file wwid device/wwid device/serial serial nguid eui device/vpd_pg83; do
   f=/sys/block/$name/$key
   [ -r "$f" ] && printf '%s=%s\n' "$key" "$(head -c 200 "$f" | tr -d '\0\n' | tr -c '[:print:]' '.')"

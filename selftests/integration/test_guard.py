@@ -75,3 +75,21 @@ def test_explicitly_allowed_device_is_accepted(local_lab: Lab, foreign_loop) -> 
     initiator = Initiator.from_config(local_lab.hosts[0])
     volume = Volume("user-disk", 1 << 20, allowed, {"device": device})
     guard.check(initiator, Connection(protocol="block", host="localhost", volume=volume, filename=device, device=device))
+
+
+def test_device_smaller_than_its_volume_refused_before_fio(local_lab: Lab, local_run: Run, local_array: LocalArray) -> None:
+    """The lab VM's md LUNs were 1 MiB short of the volume the array reported: the job placed on the last region
+    ran past the device's end and did no I/O, with no error from fio. The guard refuses such a device by size."""
+    ours = local_array.create_volume("v1", 16 << 20)
+    guard = Guard()
+    guard.admit(ours.identity)
+    engine, initiator = _engine(local_lab, local_run, guard)
+    device = ours.exports[0].device  # type: ignore[attr-defined]
+    claimed = Volume(ours.name, (16 << 20) + (1 << 20), ours.identity, ours.exports)  # what a sloppy driver reports
+    short = Connection(protocol="block", host=initiator.name, volume=claimed, filename=device, device=device)
+    expected = f"refusing {device}.*holds 16777216 bytes, less than the 17825792 bytes of volume v1.*last 1048576 bytes"
+    with pytest.raises(GuardRefused, match=expected):
+        engine.run_plan(RunPlan("p", (JobSpec("w", WorkloadSpec("w", read_pct=0, runtime_s=1), short),)))
+    assert not list(local_run.run_dir.glob("points/*/localhost/out.json"))
+    # The control: the same device, reported at its true size, passes the guard.
+    guard.check(initiator, Connection(protocol="block", host=initiator.name, volume=ours, filename=device, device=device))

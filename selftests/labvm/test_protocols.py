@@ -56,6 +56,8 @@ def test_protocol_end_to_end(protocol_name: str, labvm_lab: Lab, labvm_run: Run,
                 # Found by identity: the kernel's own WWN / NGUID for it is the one the array set.
                 assert volume.identity.wwn or volume.identity.nguid
                 assert connection.device.startswith("/dev/disk/by-id/")
+                # Exactly the size the array reported (md's superblock once took 1 MiB of it: LD-2).
+                assert int(guest.run("blockdev --getsize64 %s", connection.device).stdout) == VOLUME_BYTES
             else:
                 assert (
                     guest.run("findmnt -n -o SOURCE --target %s", connection.details["mountpoint"]).stdout.strip()

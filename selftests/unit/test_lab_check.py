@@ -156,7 +156,7 @@ def test_the_check_says_which_families_the_labs_spec_leaves_unjudged(tmp_path: P
 
 def test_an_iscsi_lun_queue_below_the_protocol_points_outstanding_ios_is_named(tmp_path: Path) -> None:
     """The lab VM at open-iscsi's default LUN queue depth (32): 32 VMs x 2 I/Os on its one LUN is 64, the single VM's
-    2 disks x 64 on it 128; its 32nd VM did no I/O in 4 runs of 4. At the shipped depth of 128 neither is over."""
+    2 disks x 64 on it 128: the host holds half of them back. At the shipped depth of 128 neither is over."""
     lab = tmp_path / "labvm.yaml"
     lab.write_text("\n".join(line for line in (ROOT / "labs" / "labvm.yaml").read_text().splitlines() if "node_settings" not in line))
     ok, lines = check(lab, profile_name="smoke")
