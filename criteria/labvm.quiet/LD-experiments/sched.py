@@ -3,19 +3,22 @@ offset 0 ... vm032 at 248 MiB, the highest LBAs), with every block device in the
 and then at `none`. Per run: the schedulers in use, the jobs' I/O counts fewest first with their offsets (MiB).
 A step is TARGET:WHICH[:rev] (rev: vm001 at the highest offset), WHICH one of default, none, none@PREFIX
 (none only on queues whose name starts so)."""
-import json
 import sys
 
-from guest import set_up
-
-from iogate.lab import registry
-from iogate.run.resources import release_all
+from guest import Targets, ios, jobs_32, set_up
 
 lab, run, array, guest = set_up()
 steps = sys.argv[1:] or ["iscsi:default", "iscsi:none", "nvme-tcp:default", "nvme-tcp:none", "lv:default", "lv:none"]
 SCHEDULERS = "for f in /sys/block/*/queue/scheduler; do d=${f%/queue/scheduler}; echo ${d#/sys/block/} $(cat $f); done"
-defaults = {line.split()[0]: next(w[1:-1] for w in line.split()[1:] if w.startswith("["))
-            for line in guest.run(SCHEDULERS).stdout.splitlines() if "[" in line}
+
+
+def schedulers() -> dict[str, str]:
+    """Each queue's scheduler in use (the bracketed one)."""
+    found = (line.split() for line in guest.run(SCHEDULERS).stdout.splitlines())
+    return {words[0]: next((w[1:-1] for w in words[1:] if w.startswith("[")), "-") for words in found if words}
+
+
+defaults = schedulers()
 print("defaults:", defaults, flush=True)
 
 
@@ -31,36 +34,18 @@ def _offset_mib(n: int, rev: bool) -> int:
     return (32 - n) * 8 if rev else (n - 1) * 8
 
 
-volumes = {}
+targets = Targets(lab, run, array, guest, "sc")
 try:
     for i, step in enumerate(steps):
         target, which, *order = step.split(":")
         rev = order == ["rev"]  # vm001 at the highest offset: start order and LBA order apart
-        proto = "iscsi" if target == "lv" else target
-        if proto not in volumes:
-            volumes[proto] = array.create_volume(f"sc{proto.replace('-', '')}", 256 << 20, export=proto)
-        volume = volumes[proto]
-        connector = registry.connector_class(lab.protocol(proto).connector)(lab.protocol(proto), run)
-        conn = connector.connect(guest, volume)
-        dev = conn.filename if target != "lv" else array._owned(volume).device
-        defaults.update({line.split()[0]: next(w[1:-1] for w in line.split()[1:] if w.startswith("["))
-                         for line in guest.run(SCHEDULERS).stdout.splitlines() if "[" in line and line.split()[0] not in defaults})
-        set_all(which)
-        in_use = " ".join(f"{q}={s}" for q, s in ((ln.split()[0], next((w[1:-1] for w in ln.split()[1:] if w.startswith("[")), "-"))
-                                                  for ln in guest.run(SCHEDULERS).stdout.splitlines()) if not q.startswith(("loop", "ram")))
-        jobs = "".join(f"[vm{n:03d}]\noffset={_offset_mib(n, rev)}m\n" for n in range(1, 33))
-        text = (f"[global]\ndirect=1\nioengine=libaio\nfilename={dev}\ntime_based=1\nruntime=5\nramp_time=1\nrw=randrw\n"
-                f"rwmixread=75\nbs=4k\niodepth=2\nsize=8m\n{jobs}")
-        guest.run("printf '%%s' %s > /root/sc.fio", text)
-        out = guest.run("cd /root && fio --output-format=json sc.fio").stdout
-        data = json.loads(out[out.index("{"):])
-        ios = sorted((j["read"]["total_ios"] + j["write"]["total_ios"], j["jobname"], _offset_mib(int(j["jobname"][2:]), rev))
-                     for j in data["jobs"])
-        print(f"{i} {step} [{in_use}]: fewest {ios[:3]} most {ios[-3:]} total {sum(n for n, _, _ in ios)}", flush=True)
-        set_all("default")
-        connector.disconnect(guest, conn)
+        with targets.device(target) as (dev, _volume):
+            defaults = {**schedulers(), **defaults}  # the LUN just connected keeps its own default
+            set_all(which)
+            in_use = " ".join(f"{q}={s}" for q, s in schedulers().items() if not q.startswith(("loop", "ram")))
+            _rc, data = jobs_32(guest, dev, lambda n, rev=rev: _offset_mib(n, rev))
+            set_all("default")
+        counts = sorted((ios(j), j["jobname"], _offset_mib(int(j["jobname"][2:]), rev)) for j in data["jobs"])
+        print(f"{i} {step} [{in_use}]: fewest {counts[:3]} most {counts[-3:]} total {sum(n for n, _, _ in counts)}", flush=True)
 finally:
-    for volume in volumes.values():
-        array.delete_volume(volume)
-    array.teardown()
-    release_all(run.ledger)
+    targets.close()
