@@ -93,9 +93,9 @@ class _Owned:
     replica: Entry | None = None  # the replica LV's journal entry, once replicate ran
 
 
-def _leg_bytes(volume_bytes: int, md: str) -> int:
+def _leg_bytes(volume_bytes: int, *, mirrored: bool) -> int:
     """The LV under a volume: the volume itself, or for an md mirror leg the volume plus md's data offset."""
-    return volume_bytes + MD_DATA_OFFSET_BYTES if md else volume_bytes
+    return volume_bytes + MD_DATA_OFFSET_BYTES if mirrored else volume_bytes
 
 
 def _lv_name(text: str) -> str:
@@ -266,7 +266,7 @@ class LinuxTarget:
         entry = self._intend(f"volume {name} ({kind}, LV {self.vg}/{lv})", undo)
         # An NFS volume of N bytes must hold an N-byte file: give ext4 room for its metadata.
         lv_bytes = size_bytes + max(size_bytes // 8, 64 << 20) if kind == "nfs" else size_bytes
-        self.sh(f"lvcreate -q -y -V {_leg_bytes(lv_bytes, md)}b -T {self.vg}/thinpool -n {lv} >/dev/null")
+        self.sh(f"lvcreate -q -y -V {_leg_bytes(lv_bytes, mirrored=bool(md))}b -T {self.vg}/thinpool -n {lv} >/dev/null")
         if md:
             self.sh(f"mdadm --create {md} --run --quiet --level=1 --raid-devices=2 --metadata=1.2 --bitmap=none "
                     f"--data-offset={MD_DATA_OFFSET} --size={lv_bytes // 1024} {lv_dev} missing")
