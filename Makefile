@@ -81,9 +81,9 @@ export: $(STAMP)
 # is its own slow tier: make vendor-behaviour.
 # The fault campaign's lab-VM-killed row boots and kills a guest of its own (~3 min under TCG): it runs
 # in `make faults`, not here, to keep check under its 40 min budget. --durations: where check's time goes.
-# Two tiers, both always run; check fails when either fails. The parallel tier (unit + vendor contract tests:
-# tmp_path, port 0, no shared device) runs on CHECK_WORKERS xdist workers; the serial tier (integration, lab VM,
-# faults: loop devices, namespaces, one guest, timing-sensitive loads) runs alone. Tests marked `extended`
+# Three tiers, all always run; check fails when any fails. The parallel tier (unit + vendor contract tests:
+# tmp_path, port 0, no shared device) runs on CHECK_WORKERS xdist workers; the serial tier (integration,
+# faults: loop devices, namespaces, timing-sensitive loads) runs alone, then the lab VM tier (one guest). Tests marked `extended`
 # (evidence make check holds in another test) run in make check-extended. pytest's exit 5 (nothing collected)
 # is no failure of one tier (PYTEST_ARGS="-k x" may select tests of one tier only) but is one when no tier ran anything.
 CHECK_WORKERS ?= 2
@@ -103,7 +103,10 @@ exit $$status
 endef
 CHECK_PARALLEL := selftests/unit selftests/vendors --ignore=selftests/vendors/behaviour
 CHECK_SERIAL := selftests --ignore=selftests/unit --ignore=selftests/vendors --ignore=selftests/bench \
-    --ignore=selftests/integration/test_netns_spec_catches.py
+    --ignore=selftests/integration/test_netns_spec_catches.py --ignore=selftests/labvm
+# The lab VM tier runs alone after the serial tier, through tools/rerun_on_guest_panic.py: a run whose
+# emulated guest's kernel panicked (TCG, no KVM) prints the panic and runs once more on a fresh guest.
+CHECK_LABVM := selftests/labvm
 
 check: setup vendors lint
 	@echo "make check: parallel tier ($(CHECK_WORKERS) workers): $(CHECK_PARALLEL)"; \
@@ -111,7 +114,9 @@ check: setup vendors lint
 	    --durations=25 $(PYTEST_ARGS); parallel=$$?; \
 	echo "make check: serial tier: $(CHECK_SERIAL)"; \
 	$(PY) -m pytest $(CHECK_SERIAL) -m "not (faults and labvm) and not extended" --durations=25 $(PYTEST_ARGS); serial=$$?; \
-	$(call tiers_verdict,check,parallel:$$parallel serial:$$serial)
+	echo "make check: lab VM tier: $(CHECK_LABVM)"; \
+	$(PY) tools/rerun_on_guest_panic.py -- $(PY) -m pytest $(CHECK_LABVM) -m "not extended" --durations=25 $(PYTEST_ARGS); labvm=$$?; \
+	$(call tiers_verdict,check,parallel:$$parallel serial:$$serial labvm:$$labvm)
 
 # Redundant slow coverage left out of make check (marker `extended`): the clean local lab's full-spec pass,
 # repetitions 2-3 of the event truth tests, the second catch of dedupe_targets_held.

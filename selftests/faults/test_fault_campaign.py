@@ -615,6 +615,7 @@ def test_lab_vm_killed_under_load(tmp_path: Path) -> None:
     from iogate.lab import registry
     from iogate.labs.labvm import image as image_mod
     from iogate.labs.labvm import vm as vm_mod
+    from iogate.labs.labvm.vanishing import vanishing_with
 
     if os.environ.get("IOGATE_SKIP_LABVM") == "1":
         pytest.skip("lab VM fault skipped: IOGATE_SKIP_LABVM=1")
@@ -625,11 +626,10 @@ def test_lab_vm_killed_under_load(tmp_path: Path) -> None:
         base = load_lab(LABVM_FILE)
         where = {"transport": guest_vm.transport, "ssh_key": guest_vm.ssh_key}
         # Plain LUNs: no VDO (its index alone takes minutes under TCG) and no md mirror.
-        options = {**base.array.options, **where, "vanishes_with": guest_vm.marker, "vdo": False, "mirror": False}
-        # The guest host's own leftovers (its working directory) vanish with the VM too.
-        in_vm = {**where, "vanishes_with": guest_vm.marker}
-        lab = base.model_copy(update={"workdir": str(work), "array": base.array.model_copy(update={"options": options}),
-                                      "hosts": [host.model_copy(update=in_vm) for host in base.hosts]})
+        options = {**base.array.options, **where, "vdo": False, "mirror": False}
+        # The array's volumes and the guest host's own leftovers (its working directory) vanish with the VM.
+        lab = vanishing_with(base.model_copy(update={"workdir": str(work), "array": base.array.model_copy(update={"options": options}),
+                                                     "hosts": [host.model_copy(update=where) for host in base.hosts]}), guest_vm.marker)
         array = LinuxTarget(lab, run)
         array.setup()
         volume = array.create_volume("v1", 256 << 20, export="iscsi")
