@@ -75,6 +75,10 @@ def pytest_configure(config: pytest.Config) -> None:
             fail_fast=config.option.fail_fast,
         )
         labs = [open_lab(path, config.option.engine, config.option.criteria, profile) for path in lab_files(config.option.lab)]
+        # The longest window any lab needs, for all: labs of one session are compared at the same lengths.
+        profile = profile.with_min_window(max((s.lab.min_window_s for s in labs if s.lab.min_window_s), default=None))
+        for session in labs:
+            session.profile = profile
         check_one_comparison(labs)
         if config.option.baseline is not None:
             for session in labs:
@@ -156,6 +160,15 @@ def _regression_line(suite: Suite) -> str:
     return f"regression: against stored runs that passed, --baseline {suite.baseline} (store {suite.results_db})"
 
 
+def _window_note(suite: Suite) -> str:
+    """Which lab's min_window_s lengthened the session's windows (every lab of a session runs the longest)."""
+    windows = {s.name: s.lab.min_window_s for s in suite.labs if s.lab.min_window_s}
+    if not windows:
+        return ""
+    lab = max(windows, key=lambda name: windows[name] or 0)
+    return f"; windows at least {windows[lab]:g} s (min_window_s of lab {lab})"
+
+
 def pytest_report_header(config: pytest.Config) -> list[str] | None:
     """The console's first lines say which labs, profile and spec judge this run, and its regression baseline."""
     suite = suite_of(config)
@@ -163,6 +176,7 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
         return None
     lines = [f"iogate: lab {s.name} ({s.lab.path}), engine {s.lab.engine}, profile {s.profile.name}, "
              f"spec {s.spec.path} (chosen by {s.spec_chosen_by})"
+             f"{_window_note(suite)}"
              f"{'' if s.lab.live_judge else '; no live judge (lab: live_judge false): every point runs its planned time'}"
              for s in suite.labs]
     if len(suite.labs) > 1:

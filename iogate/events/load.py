@@ -17,7 +17,7 @@ from iogate.engines.workload import Extent, JobSpec, RateProcess, RunPlan, Verif
 from iogate.errors import EngineError
 from iogate.hosts.connectors.base import Connection
 from iogate.lab import Lab
-from iogate.lab.profiles import Profile
+from iogate.lab.profiles import EVENT_PHASES, Profile
 from iogate.metrics.nodata import NoData
 from iogate.metrics.types import Dir, RunResult
 from iogate.metrics.windows import WindowStats
@@ -65,13 +65,13 @@ def require_verifier_ran(result: RunResult) -> None:
                               "without an error: fio's verifier stopped early, so the data-integrity check did not run")
 
 
-def phase_s(profile: Profile, parts: int = 3, min_s: float = 4.0) -> float:
+def phase_s(profile: Profile, parts: int = EVENT_PHASES, min_s: float = 4.0) -> float:
     """One phase (baseline, steady or recovery): a share of the profile's tile time, at least min_s
     so a window holds several whole one-second intervals."""
     return max(profile.tile_runtime_s / parts, min_s)
 
 
-def phased_runtime_s(phase_s: float, profile: Profile, phases: int = 3) -> float:
+def phased_runtime_s(phase_s: float, profile: Profile, phases: int = EVENT_PHASES) -> float:
     """The runtime cap of a phased run: its fixed phases plus the profile's budget for the actions."""
     return phases * phase_s + profile.event_budget_s
 

@@ -244,6 +244,10 @@ class Lab(Strict):
     live_judge: bool = Field(default=True, description="judge run points live while they run (fail fast, steady stop); "
                              "false for hosts that cannot spare the CPU for fio's report each second: every point "
                              "then runs its planned time")
+    min_window_s: float | None = Field(default=None, gt=0, le=3600, description=(
+        "the shortest measured window, in seconds, over which this lab's figures repeat: every run point measures at "
+        "least this long and every phase of an event run (baseline, event, recovery) lasts at least this long, whatever "
+        "the profile, so a spec calibrated on the lab judges windows as long as its calibration's"), examples=[12])
     criteria: str | None = Field(default=None, description="the acceptance spec judging this lab's runs unless --criteria names "
                                  "another (relative to the repository or to the lab file)", examples=["criteria/poc.yaml"])
     engine: str = Field(default="fio", description="the load engine: fio or vdbench (--engine overrides)", examples=["fio"])

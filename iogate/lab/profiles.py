@@ -18,6 +18,8 @@ from pydantic import BaseModel, ConfigDict
 from iogate.judging.steady_stop import SteadyStop
 from iogate.lab.yamlfile import load_model
 
+EVENT_PHASES = 3  # an event run's phases: baseline, event, recovery (iogate.events.load.phase_s)
+
 
 @dataclass(frozen=True)
 class Profile:
@@ -40,6 +42,13 @@ class Profile:
 
     def with_overrides(self, **overrides: Any) -> Profile:
         return replace(self, **{k: v for k, v in overrides.items() if v is not None})
+
+    def with_min_window(self, window_s: float | None) -> Profile:
+        """At least window_s measured per run point and per phase of an event run (its tile time holds
+        EVENT_PHASES of them), for a lab whose figures only repeat over windows that long (Lab.min_window_s)."""
+        if window_s is None:
+            return self
+        return replace(self, runtime_s=max(self.runtime_s, window_s), tile_runtime_s=max(self.tile_runtime_s, EVENT_PHASES * window_s))
 
 
 PROFILES = {
